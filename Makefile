@@ -1,0 +1,89 @@
+# xrl: XDP rate limiter. `make` builds, `make test` runs every test, `make demo` shows it working.
+BUILD     ?= build
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH_INC  := /usr/include/$(shell $(CC) -dumpmachine)
+CFLAGS    ?= -O2 -g
+CFLAGS    += -Wall -Wextra -Ibpf -Iuser -I$(BUILD)
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Wextra -I$(ARCH_INC) -Ibpf
+LIBS_BPF  := -lbpf -lelf -lz
+LIBS_XRL  := -lxdp $(LIBS_BPF) -ljansson
+PREFIX    ?= /usr/local
+
+BPF_HDRS  := $(wildcard bpf/*.h)
+USER_HDRS := $(wildcard user/*.h)
+# controller library shared by the CLI and the tests
+LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c
+LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
+XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c
+XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
+
+UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
+PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus
+
+.SECONDARY:
+.PHONY: all deps test unit-test prog-test e2e-test demo bench install clean
+all: $(BUILD)/xrl $(BUILD)/xrl_bench $(UNIT_TESTS) $(PROG_TESTS)
+
+$(BUILD):
+	mkdir -p $@
+
+# production object reads the kernel clock; the test object takes time from a map
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/xrl_test.bpf.o: bpf/xrl.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -DXRL_TEST_CLOCK -c $< -o $@
+
+# skeleton of build/NAME.bpf.o is build/NAME.skel.h with struct NAME_bpf
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL)
+
+# tests
+$(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o -o $@ -lcmocka
+$(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS)
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_BPF) -ljansson
+$(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_BPF) -ljansson
+$(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka -lpthread $(LIBS_BPF) -ljansson
+$(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_BPF) -ljansson
+
+deps:
+	@scripts/deps.sh
+
+unit-test: $(UNIT_TESTS)
+	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+prog-test: $(PROG_TESTS)
+	@for t in $(PROG_TESTS); do echo "== $$t"; $$t || exit 1; done
+
+e2e-test: $(BUILD)/xrl
+	@for t in tests/e2e/test_*.sh; do echo "== $$t"; XRL=$(BUILD)/xrl bash $$t || exit 1; done
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-test prog-test e2e-test
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BUILD)/xrl
+	@scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/bench
+
+install: $(BUILD)/xrl
+	install -D -m 0755 $(BUILD)/xrl $(DESTDIR)$(PREFIX)/sbin/xrl
+	install -D -m 0644 docs/xrl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xrl.8
+
+clean:
+	rm -rf $(BUILD)

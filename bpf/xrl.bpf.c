@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xrl XDP program: per-source token buckets keyed by CIDR rules.
+ * The per-packet path is described in docs/DESIGN.md.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "xrl_common.h"
+#include "xrl_bucket.h"
+#include "xrl_parse.h"
+
+#define XRL_CAS_TRIES 8
+
+/* Load-time policy for truncated/invalid IP packets (set by the loader). */
+const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XRL_MAX_PREFIXES);
+	__type(key, struct xrl_lpm_v4);
+	__type(value, struct xrl_prefix_entry);
+} xrl_rules_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XRL_MAX_PREFIXES);
+	__type(key, struct xrl_lpm_v6);
+	__type(value, struct xrl_prefix_entry);
+} xrl_rules_v6 SEC(".maps");
+
+/* Sized by the loader (--max-sources); LRU so a full table evicts the idlest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_DEFAULT_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_bucket);
+} xrl_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_stats);
+} xrl_rule_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_global_stats);
+} xrl_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_config);
+} xrl_config SEC(".maps");
+
+/* Controller-only state, pinned beside the data path's maps. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_def);
+} xrl_rule_defs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct xrl_iface);
+} xrl_ifaces SEC(".maps");
+
+#ifdef XRL_TEST_CLOCK
+/* Test build only: the test sets the clock, so time in tests is exact. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xrl_test_clock SEC(".maps");
+
+static __always_inline __u64 xrl_now_ns(void)
+{
+	__u32 k = 0;
+	__u64 *t = bpf_map_lookup_elem(&xrl_test_clock, &k);
+
+	return t ? *t : 0;
+}
+#else
+static __always_inline __u64 xrl_now_ns(void)
+{
+	return bpf_ktime_get_ns();
+}
+#endif
+
+static __always_inline int xrl_rule_matches(const struct xrl_rule *r, const struct xrl_pkt *p)
+{
+	if ((r->flags & XRL_F_PROTO) && r->proto != p->proto)
+		return 0;
+	if ((r->flags & XRL_F_DPORT) && (!p->has_l4 || r->dport != p->dport))
+		return 0;
+	if ((r->flags & XRL_F_SYN) &&
+	    (!p->has_l4 || (p->tcp_flags & (XRL_TCP_SYN | XRL_TCP_ACK)) != XRL_TCP_SYN))
+		return 0;
+	return 1;
+}
+
+static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl_pkt *p, __u32 gen)
+{
+	if (p->family == 4) {
+		struct xrl_lpm_v4 k = { .prefixlen = 64, .gen = gen };
+
+		__builtin_memcpy(k.addr, &p->saddr[0], 4);
+		return bpf_map_lookup_elem(&xrl_rules_v4, &k);
+	} else {
+		struct xrl_lpm_v6 k = { .prefixlen = 160, .gen = gen };
+
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		return bpf_map_lookup_elem(&xrl_rules_v6, &k);
+	}
+}
+
+/*
+ * Take cost tokens from one GCRA word. 1: taken; 0: over limit (the word
+ * was only read); -1: lost the compare-and-swap race XRL_CAS_TRIES times.
+ */
+static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64 last_ns,
+				    __u64 now_ns, __u64 cost, int fresh)
+{
+	__u64 now_u = xrl_to_units(now_ns, g->shift);
+	__u64 old, base, next;
+	int i;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		old = *(volatile __u64 *)tatp;
+		base = fresh ? now_u : xrl_gcra_base(old, last_ns, now_ns, now_u, g->full_ns);
+		if (!xrl_gcra_admit(base, now_u, g->interval, g->span, cost, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(tatp, old, next) == old)
+			return 1;
+	}
+	return -1;
+}
+
+/* Would cost tokens be available? Read-only. */
+static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 last_ns,
+				    __u64 now_ns, __u64 cost, int fresh)
+{
+	__u64 now_u = xrl_to_units(now_ns, g->shift);
+	__u64 base = fresh ? now_u : xrl_gcra_base(tat, last_ns, now_ns, now_u, g->full_ns);
+	__u64 next;
+
+	return xrl_gcra_admit(base, now_u, g->interval, g->span, cost, &next);
+}
+
+/* A source seen for the first time: its bucket starts full. */
+static __always_inline int xrl_new_bucket(const struct xrl_rule *r, struct xrl_bucket_key *key,
+					  __u64 now_ns, __u64 len, struct xrl_global_stats *gs)
+{
+	struct xrl_bucket nb = { .last_ns = now_ns, .version = r->version };
+	__u64 now_u = xrl_to_units(now_ns, r->pkt.shift);
+	int pass = xrl_gcra_admit(now_u, now_u, r->pkt.interval, r->pkt.span, 1, &nb.tat);
+
+	if (!pass)
+		nb.tat = now_u;
+	if (r->flags & XRL_F_BYTES) {
+		__u64 now_b = xrl_to_units(now_ns, r->byte.shift);
+
+		if (pass && xrl_gcra_admit(now_b, now_b, r->byte.interval, r->byte.span, len,
+					   &nb.tat_bytes)) {
+		} else {
+			/* refused by the byte bucket: no packet token spent either */
+			pass = 0;
+			nb.tat = now_u;
+			nb.tat_bytes = now_b;
+		}
+	}
+	if (bpf_map_update_elem(&xrl_buckets, key, &nb, BPF_NOEXIST) == 0) {
+		gs->sources_created++;
+		return pass;
+	}
+	return -1;   /* another CPU created it first, or the insert failed */
+}
+
+/* The limit decision for one packet: 1 pass, 0 drop. */
+static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_pkt *p,
+				     __u64 len, struct xrl_global_stats *gs)
+{
+	struct xrl_bucket_key key = { .rule_id = r->id, .family = p->family };
+	struct xrl_bucket *b;
+	__u64 now_ns, last_ns;
+	int fresh, got;
+
+	if (p->family == 4) {
+		key.addr[0] = xrl_mask_v4(p->saddr[0], r->per_len);
+	} else {
+		__builtin_memcpy(key.addr, p->saddr, 16);
+		xrl_mask_v6(key.addr, r->per_len);
+	}
+
+	now_ns = xrl_now_ns();
+	b = bpf_map_lookup_elem(&xrl_buckets, &key);
+	if (!b) {
+		got = xrl_new_bucket(r, &key, now_ns, len, gs);
+		if (got >= 0)
+			return got;
+		b = bpf_map_lookup_elem(&xrl_buckets, &key);
+		if (!b) {
+			gs->insert_failed++;
+			return 0;
+		}
+	}
+
+	last_ns = b->last_ns;
+	fresh = b->version != r->version;
+
+	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
+	if ((r->flags & XRL_F_BYTES) &&
+	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh))
+		return 0;
+
+	got = xrl_take(&b->tat, &r->pkt, last_ns, now_ns, 1, fresh);
+	if (got <= 0) {
+		if (got < 0)
+			gs->cas_contended++;
+		return 0;
+	}
+	if (r->flags & XRL_F_BYTES) {
+		got = xrl_take(&b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh);
+		if (got <= 0) {
+			/* lost the bytes to another CPU meanwhile: give the packet token back */
+			__sync_fetch_and_add(&b->tat, -r->pkt.interval);
+			if (got < 0)
+				gs->cas_contended++;
+			return 0;
+		}
+	}
+	b->last_ns = now_ns;
+	if (fresh)
+		b->version = r->version;
+	return 1;
+}
+
+SEC("xdp")
+int xrl_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u64 len = data_end - data;
+	struct xrl_global_stats *gs;
+	struct xrl_prefix_entry *ent;
+	struct xrl_rule_stats *rs;
+	const struct xrl_rule *r = 0;
+	struct xrl_config *cfg;
+	struct xrl_pkt p = {};
+	__u32 zero = 0, n, i;
+	int res, pass;
+
+	gs = bpf_map_lookup_elem(&xrl_stats, &zero);
+	cfg = bpf_map_lookup_elem(&xrl_config, &zero);
+	if (!gs || !cfg)
+		return XDP_PASS;
+	gs->packets++;
+	gs->bytes += len;
+
+	res = xrl_parse(data, data_end, &p);
+	if (res == XRL_PARSE_NON_IP) {
+		gs->non_ip++;
+		return XDP_PASS;
+	}
+	if (res == XRL_PARSE_MALFORMED) {
+		gs->malformed++;
+		if (xrl_malformed_policy == XRL_MALFORMED_DROP) {
+			gs->malformed_dropped++;
+			return XDP_DROP;
+		}
+		return XDP_PASS;
+	}
+
+	ent = xrl_find_prefix(&p, cfg->active_gen);
+	if (!ent) {
+		gs->no_rule++;
+		return XDP_PASS;
+	}
+	n = ent->count;
+	for (i = 0; i < XRL_MAX_MATCH; i++) {
+		if (i >= n)
+			break;
+		if (xrl_rule_matches(&ent->rules[i], &p)) {
+			r = &ent->rules[i];
+			break;
+		}
+	}
+	if (!r) {
+		gs->no_rule++;
+		return XDP_PASS;
+	}
+
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (!rs)
+		return XDP_PASS;
+
+	if (r->action == XRL_ACT_ALLOW)
+		pass = 1;
+	else if (r->action == XRL_ACT_DENY)
+		pass = 0;
+	else
+		pass = xrl_limit(r, &p, len, gs);
+
+	if (pass) {
+		rs->passed++;
+		rs->passed_bytes += len;
+		return XDP_PASS;
+	}
+	rs->dropped++;
+	rs->dropped_bytes += len;
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Token-bucket decision and key masking: pure functions that compile as BPF
+ * and as host C, so the unit tests exercise the very code the XDP program runs.
+ *
+ * The bucket is GCRA (generic cell rate algorithm): one 64-bit word, the
+ * theoretical arrival time (TAT), per dimension. A packet costing c tokens is
+ * admitted when max(TAT, now) + c*interval - now <= span; admitting moves the
+ * TAT there. This is exactly a token bucket of capacity burst = span/interval
+ * refilled one token per interval, and it needs one word, so a
+ * compare-and-swap updates it atomically from any CPU.
+ */
+#ifndef XRL_BUCKET_H
+#define XRL_BUCKET_H
+
+#include "xrl_common.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* Wrap-safe "a is later than b" for unit clocks that wrap around 2^64. */
+static __always_inline int xrl_after(__u64 a, __u64 b)
+{
+	return (__s64)(a - b) > 0;
+}
+
+/* Kernel ns to the rule's time unit of 2^shift ns. Wraps; see xrl_after. */
+static __always_inline __u64 xrl_to_units(__u64 ns, __s32 shift)
+{
+	if (shift >= 0)
+		return ns >> shift;
+	return ns << (-shift);
+}
+
+/*
+ * The TAT to decide with. A bucket left alone for full_ns is full whatever
+ * its stored TAT says; checking the ns clock here (which does not wrap) keeps
+ * wrapped unit clocks of long-idle buckets from being misread. A clock that
+ * went backwards (negative elapsed) never refills the bucket.
+ */
+static __always_inline __u64 xrl_gcra_base(__u64 tat, __u64 last_ns, __u64 now_ns,
+					   __u64 now_u, __u64 full_ns)
+{
+	__u64 elapsed = now_ns - last_ns;
+
+	if ((__s64)elapsed >= 0 && elapsed >= full_ns)
+		return now_u;
+	return xrl_after(tat, now_u) ? tat : now_u;
+}
+
+/*
+ * Admit cost tokens at now_u given the effective TAT base?
+ * Returns 1 and the new TAT, or 0 (over limit; nothing to write).
+ */
+static __always_inline int xrl_gcra_admit(__u64 base, __u64 now_u, __u64 interval,
+					  __u64 span, __u64 cost, __u64 *new_tat)
+{
+	__u64 next = base + cost * interval;
+
+	if ((__s64)(next - now_u) > (__s64)span)
+		return 0;
+	*new_tat = next;
+	return 1;
+}
+
+/* Tokens available at now_u (for reports): floor((span - (base - now)) / interval). */
+static __always_inline __u64 xrl_gcra_tokens(__u64 base, __u64 now_u, __u64 interval, __u64 span)
+{
+	__u64 ahead = base - now_u;   /* base >= now_u by xrl_gcra_base */
+
+	if (interval == 0 || ahead >= span)
+		return 0;
+	return (span - ahead) / interval;
+}
+
+static __always_inline __u32 xrl_bswap32(__u32 x)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(x);
+#else
+	return x;
+#endif
+}
+
+/* Network-order mask of the first len bits of one 32-bit word (len clamped to 0..32). */
+static __always_inline __u32 xrl_word_mask(int len)
+{
+	if (len <= 0)
+		return 0;
+	if (len >= 32)
+		return 0xffffffffu;
+	return xrl_bswap32(0xffffffffu << (32 - len));
+}
+
+/* IPv4 address (network order) masked to /len. */
+static __always_inline __u32 xrl_mask_v4(__u32 addr, __u32 len)
+{
+	return addr & xrl_word_mask((int)len);
+}
+
+/* IPv6 address (four network-order words) masked to /len, in place. */
+static __always_inline void xrl_mask_v6(__u32 addr[4], __u32 len)
+{
+	addr[0] &= xrl_word_mask((int)len);
+	addr[1] &= xrl_word_mask((int)len - 32);
+	addr[2] &= xrl_word_mask((int)len - 64);
+	addr[3] &= xrl_word_mask((int)len - 96);
+}
+
+#endif /* XRL_BUCKET_H */

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every struct and constant shared by the XDP program and user space.
+ * Map layouts live here so that a change cannot make the two sides disagree.
+ */
+#ifndef XRL_COMMON_H
+#define XRL_COMMON_H
+
+#ifdef __BPF__
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#include <stdint.h>
+#endif
+
+#define XRL_MAX_RULES        4096    /* rule ids index the per-rule counters */
+#define XRL_MAX_MATCH        8       /* rules one prefix entry can hold, own + inherited */
+#define XRL_MAX_PREFIXES     16384   /* entries per LPM trie */
+#define XRL_DEFAULT_SOURCES  1048576 /* LRU bucket map size unless the operator sets it */
+#define XRL_MAX_VLAN         2       /* 802.1Q and 802.1ad (QinQ) */
+#define XRL_MAX_EXT_HDRS     8       /* IPv6 extension headers walked before giving up */
+
+/* Rule actions. */
+enum xrl_action {
+	XRL_ACT_LIMIT = 0,
+	XRL_ACT_ALLOW = 1,
+	XRL_ACT_DENY  = 2,
+};
+
+/* Rule match flags. */
+#define XRL_F_PROTO  0x01   /* proto must equal the rule's */
+#define XRL_F_DPORT  0x02   /* destination port must equal the rule's */
+#define XRL_F_SYN    0x04   /* TCP SYN without ACK only */
+#define XRL_F_BYTES  0x08   /* the rule also has a byte bucket */
+
+/* Malformed-packet policy, fixed at load time. */
+enum xrl_malformed_policy {
+	XRL_MALFORMED_PASS = 0,
+	XRL_MALFORMED_DROP = 1,
+};
+
+/*
+ * One dimension (packets or bytes) of a rule's token bucket, compiled for
+ * GCRA arithmetic. Time is measured in units of 2^shift ns (shift may be
+ * negative: fractions of a ns), chosen per rule so that the emission
+ * interval has 21 significant bits. That keeps the rate exact to 2^-21 and
+ * the burst span (burst x interval) below 2^62 for every legal rate/burst.
+ */
+struct xrl_gcra {
+	__u64 interval;   /* units one token is worth */
+	__u64 span;       /* burst x interval: how far ahead of now the TAT may run */
+	__u64 full_ns;    /* an untouched bucket is full after this many ns */
+	__s32 shift;      /* unit = 2^shift ns */
+	__u32 _pad;
+};
+
+/* A rule as the data path needs it: match fields, action, bucket. */
+struct xrl_rule {
+	__u32 id;         /* index into xrl_rule_stats */
+	__u32 version;    /* bumped when rate/burst change: stale buckets restart full */
+	__u8  action;     /* enum xrl_action */
+	__u8  flags;      /* XRL_F_* */
+	__u8  proto;      /* IPPROTO_* when XRL_F_PROTO */
+	__u8  per_len;    /* aggregation prefix length for the bucket key */
+	__u16 dport;      /* host order, when XRL_F_DPORT */
+	__u16 _pad;
+	struct xrl_gcra pkt;
+	struct xrl_gcra byte;  /* used when XRL_F_BYTES */
+};
+
+/*
+ * Value of the LPM tries: the rules of the most specific prefix, most
+ * specific match first, followed by the rules inherited from enclosing
+ * prefixes, so one lookup and a short scan find the right rule.
+ */
+struct xrl_prefix_entry {
+	__u32 count;
+	__u32 _pad;
+	struct xrl_rule rules[XRL_MAX_MATCH];
+};
+
+/*
+ * LPM keys carry the rule-set generation before the address, so a whole new
+ * rule set can be written beside the live one and switched in one store.
+ */
+struct xrl_lpm_v4 {
+	__u32 prefixlen;  /* 32 (generation) + address prefix length */
+	__u32 gen;
+	__u8  addr[4];
+};
+
+struct xrl_lpm_v6 {
+	__u32 prefixlen;  /* 32 (generation) + address prefix length */
+	__u32 gen;
+	__u8  addr[16];
+};
+
+/* Bucket map key: a rule and a source address masked to the rule's /per. */
+struct xrl_bucket_key {
+	__u32 rule_id;
+	__u32 family;     /* 4 or 6: keeps 10.0.0.0 and ::a00:0 apart */
+	__u32 addr[4];    /* network order; IPv4 uses addr[0] */
+};
+
+/*
+ * Shared per-source bucket. tat words are only written when a packet is
+ * admitted (compare-and-swap); over-limit packets only read them, so a flood
+ * does not bounce this cache line between CPUs.
+ */
+struct xrl_bucket {
+	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
+	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
+	__u64 last_ns;    /* clock at the last admission */
+	__u32 version;    /* rule version the tats were computed for */
+	__u32 _pad;
+};
+
+/* Per-rule counters, per CPU. */
+struct xrl_rule_stats {
+	__u64 passed;
+	__u64 passed_bytes;
+	__u64 dropped;
+	__u64 dropped_bytes;
+};
+
+/* Global counters, per CPU. */
+struct xrl_global_stats {
+	__u64 packets;        /* every frame the program saw */
+	__u64 bytes;
+	__u64 non_ip;         /* passed untouched */
+	__u64 no_rule;        /* IP with no matching rule: passed */
+	__u64 malformed;      /* truncated or invalid IP, handled by policy */
+	__u64 malformed_dropped;
+	__u64 sources_created;  /* buckets inserted; evictions = created - live - deleted */
+	__u64 insert_failed;    /* bucket could not be created: packet decided without state */
+	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */
+};
+
+/* Runtime knobs and instance settings in the single-entry xrl_config array. */
+struct xrl_config {
+	__u32 active_gen;       /* generation of the LPM entries in force */
+	__u32 next_version;     /* source of xrl_rule.version values */
+	__u32 malformed_policy; /* what the loaded program was built with */
+	__u32 _pad;
+	__u64 sources_deleted;  /* buckets removed by the controller (eviction arithmetic) */
+};
+
+/*
+ * A rule as the operator wrote it, kept in the pinned xrl_rule_defs array
+ * (indexed by rule id) so that every xrl invocation sees the whole rule set
+ * without a daemon. The data path never reads it.
+ */
+struct xrl_rule_def {
+	__u8  in_use;
+	__u8  family;       /* 4 or 6 */
+	__u8  plen;         /* prefix length */
+	__u8  action;       /* enum xrl_action */
+	__u8  flags;        /* XRL_F_* */
+	__u8  proto;
+	__u8  per_len;
+	__u8  _pad0;
+	__u16 dport;
+	__u16 _pad1;
+	__u32 version;
+	__u8  addr[16];     /* network order, masked to plen */
+	__u64 rate;         /* packets per rate_period seconds */
+	__u32 rate_period;  /* 1, 60 or 3600 */
+	__u32 burst;        /* packets */
+	__u64 byte_rate;    /* bytes per second, when XRL_F_BYTES */
+	__u64 byte_burst;   /* bytes */
+};
+
+/* One interface an instance is attached to (xrl_ifaces, keyed by ifindex). */
+struct xrl_iface {
+	__u32 prog_id;
+	__u8  mode;         /* enum xdp_attach_mode of libxdp */
+	__u8  multiprog;    /* 1: inside libxdp's dispatcher; 0: attached alone */
+	__u16 _pad;
+};
+
+#define XRL_MAX_IFACES 64
+
+#endif /* XRL_COMMON_H */

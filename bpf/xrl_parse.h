@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Packet parsing for the XDP program: Ethernet, up to two VLAN tags, IPv4
+ * (with options), IPv6 (with a bounded walk over extension headers) and the
+ * L4 header. Every read is bounds-checked against data_end: a short packet
+ * is reported as malformed, never read past.
+ */
+#ifndef XRL_PARSE_H
+#define XRL_PARSE_H
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <linux/icmp.h>
+#include <linux/icmpv6.h>
+#include <bpf/bpf_endian.h>
+#include "xrl_common.h"
+
+enum xrl_parse_result {
+	XRL_PARSE_IP = 0,        /* an IP packet: rules apply */
+	XRL_PARSE_NON_IP = 1,    /* ARP, LLDP, ...: pass untouched */
+	XRL_PARSE_MALFORMED = 2, /* truncated or invalid IP/L4 header */
+};
+
+struct xrl_pkt {
+	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
+	__u32 family;     /* 4 or 6 */
+	__u16 dport;      /* host order, valid when has_l4 */
+	__u8  proto;      /* L4 protocol (after IPv6 extension headers) */
+	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
+	__u8  tcp_flags;
+};
+
+struct xrl_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+/* IPv6 extension header common prefix. */
+struct xrl_ipv6_opt {
+	__u8 nexthdr;
+	__u8 hdrlen;
+};
+
+struct xrl_ipv6_frag {
+	__u8   nexthdr;
+	__u8   reserved;
+	__be16 frag_off;     /* offset << 3 | flags */
+	__be32 identification;
+};
+
+#define XRL_TCP_SYN 0x02
+#define XRL_TCP_ACK 0x10
+
+static __always_inline int xrl_is_vlan(__u16 h_proto)
+{
+	return h_proto == bpf_htons(ETH_P_8021Q) || h_proto == bpf_htons(ETH_P_8021AD);
+}
+
+/* Parse the L4 header at l4; proto is already set. */
+static __always_inline int xrl_parse_l4(void *l4, void *data_end, struct xrl_pkt *p)
+{
+	if (p->proto == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > data_end || th->doff < 5)
+			return XRL_PARSE_MALFORMED;
+		p->dport = bpf_ntohs(th->dest);
+		p->tcp_flags = ((__u8 *)th)[13];
+		p->has_l4 = 1;
+	} else if (p->proto == IPPROTO_UDP) {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > data_end)
+			return XRL_PARSE_MALFORMED;
+		p->dport = bpf_ntohs(uh->dest);
+		p->has_l4 = 1;
+	} else if (p->proto == IPPROTO_ICMP || p->proto == IPPROTO_ICMPV6) {
+		/* type, code, checksum and 4 bytes of rest */
+		if (l4 + 8 > data_end)
+			return XRL_PARSE_MALFORMED;
+		p->has_l4 = 1;
+	}
+	return XRL_PARSE_IP;
+}
+
+static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_pkt *p)
+{
+	struct iphdr *iph = l3;
+	__u32 hlen;
+
+	if ((void *)(iph + 1) > data_end)
+		return XRL_PARSE_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return XRL_PARSE_MALFORMED;
+	hlen = iph->ihl * 4;
+	if (l3 + hlen > data_end || bpf_ntohs(iph->tot_len) < hlen)
+		return XRL_PARSE_MALFORMED;
+	if (l3 + bpf_ntohs(iph->tot_len) > data_end)
+		return XRL_PARSE_MALFORMED;   /* claims more than arrived */
+
+	p->family = 4;
+	p->saddr[0] = iph->saddr;
+	p->proto = iph->protocol;
+	/* later fragments carry no L4 header; their proto is still known */
+	if (iph->frag_off & bpf_htons(0x1fff))
+		return XRL_PARSE_IP;
+	return xrl_parse_l4(l3 + hlen, data_end, p);
+}
+
+static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_pkt *p)
+{
+	struct ipv6hdr *ip6 = l3;
+	void *cur;
+	__u8 nexthdr;
+	int i;
+
+	if ((void *)(ip6 + 1) > data_end)
+		return XRL_PARSE_MALFORMED;
+	if (ip6->version != 6)
+		return XRL_PARSE_MALFORMED;
+	if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > data_end)
+		return XRL_PARSE_MALFORMED;
+
+	p->family = 6;
+	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	nexthdr = ip6->nexthdr;
+	cur = ip6 + 1;
+
+#pragma unroll
+	for (i = 0; i < XRL_MAX_EXT_HDRS; i++) {
+		if (nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
+		    nexthdr == IPPROTO_DSTOPTS) {
+			struct xrl_ipv6_opt *opt = cur;
+
+			if ((void *)(opt + 1) > data_end)
+				return XRL_PARSE_MALFORMED;
+			nexthdr = opt->nexthdr;
+			cur += (opt->hdrlen + 1) * 8;
+		} else if (nexthdr == IPPROTO_FRAGMENT) {
+			struct xrl_ipv6_frag *fh = cur;
+
+			if ((void *)(fh + 1) > data_end)
+				return XRL_PARSE_MALFORMED;
+			nexthdr = fh->nexthdr;
+			cur = fh + 1;
+			if (fh->frag_off & bpf_htons(0xfff8)) {
+				p->proto = nexthdr;   /* later fragment: no L4 */
+				return XRL_PARSE_IP;
+			}
+		} else {
+			p->proto = nexthdr;
+			return xrl_parse_l4(cur, data_end, p);
+		}
+	}
+	/* a chain longer than the bound: the L4 protocol stays unknown */
+	return XRL_PARSE_MALFORMED;
+}
+
+/* Parse a frame; fills p for XRL_PARSE_IP. */
+static __always_inline int xrl_parse(void *data, void *data_end, struct xrl_pkt *p)
+{
+	struct ethhdr *eth = data;
+	void *cur = eth + 1;
+	__u16 h_proto;
+	int i;
+
+	if (cur > data_end)
+		return XRL_PARSE_NON_IP;   /* not even Ethernet: not ours to judge */
+	h_proto = eth->h_proto;
+
+#pragma unroll
+	for (i = 0; i < XRL_MAX_VLAN; i++) {
+		struct xrl_vlan_hdr *vh = cur;
+
+		if (!xrl_is_vlan(h_proto))
+			break;
+		if ((void *)(vh + 1) > data_end)
+			return XRL_PARSE_NON_IP;
+		h_proto = vh->encap_proto;
+		cur = vh + 1;
+	}
+
+	if (h_proto == bpf_htons(ETH_P_IP))
+		return xrl_parse_ipv4(cur, data_end, p);
+	if (h_proto == bpf_htons(ETH_P_IPV6))
+		return xrl_parse_ipv6(cur, data_end, p);
+	return XRL_PARSE_NON_IP;
+}
+
+#endif /* XRL_PARSE_H */

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xrl_maps.h"
+#include "xrl_rule.h"
+
+const char *const xrl_map_names[] = {
+	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets", "xrl_rule_stats",
+	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", NULL,
+};
+
+static int *map_slot(struct xrl_maps *m, int i)
+{
+	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets, &m->rule_stats,
+			 &m->stats, &m->config, &m->rule_defs, &m->ifaces };
+	return slots[i];
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m)
+{
+	int i;
+
+	for (i = 0; xrl_map_names[i]; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, xrl_map_names[i]);
+
+		if (!map)
+			return -ENOENT;
+		*map_slot(m, i) = bpf_map__fd(map);
+	}
+	return 0;
+}
+
+int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m)
+{
+	char path[512];
+	int i, err;
+
+	for (i = 0; xrl_map_names[i]; i++)
+		*map_slot(m, i) = -1;
+	for (i = 0; xrl_map_names[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, xrl_map_names[i]);
+		*map_slot(m, i) = bpf_obj_get(path);
+		if (*map_slot(m, i) < 0) {
+			err = -errno;
+			xrl_maps_close(m);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void xrl_maps_close(struct xrl_maps *m)
+{
+	int i;
+
+	for (i = 0; xrl_map_names[i]; i++) {
+		if (*map_slot(m, i) >= 0)
+			close(*map_slot(m, i));
+		*map_slot(m, i) = -1;
+	}
+}
+
+int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out)
+{
+	__u32 k = 0;
+
+	return bpf_map_lookup_elem(m->config, &k, out) ? -errno : 0;
+}
+
+int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
+{
+	__u32 k = 0;
+
+	return bpf_map_update_elem(m->config, &k, cfg, BPF_ANY) ? -errno : 0;
+}
+
+int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n)
+{
+	struct xrl_rule_def d;
+	__u32 id;
+
+	*n = 0;
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		if (bpf_map_lookup_elem(m->rule_defs, &id, &d))
+			return -errno;
+		if (!d.in_use)
+			continue;
+		defs[*n] = d;
+		ids[*n] = id;
+		(*n)++;
+	}
+	return 0;
+}
+
+static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, int *fd,
+		    const struct xrl_maps *m)
+{
+	if (p->family == 4) {
+		struct xrl_lpm_v4 *k = key;
+
+		memset(k, 0, sizeof(*k));
+		k->prefixlen = 32 + p->plen;
+		k->gen = gen;
+		memcpy(k->addr, p->addr, 4);
+		*fd = m->rules_v4;
+	} else {
+		struct xrl_lpm_v6 *k = key;
+
+		memset(k, 0, sizeof(*k));
+		k->prefixlen = 32 + p->plen;
+		k->gen = gen;
+		memcpy(k->addr, p->addr, 16);
+		*fd = m->rules_v6;
+	}
+}
+
+/* Delete every LPM entry whose generation is not keep. */
+static int purge_generations(int fd, size_t key_size, __u32 keep)
+{
+	char key[sizeof(struct xrl_lpm_v6)], next[sizeof(struct xrl_lpm_v6)];
+	void *prev = NULL;
+	int err;
+
+	(void)key_size;
+	for (;;) {
+		err = bpf_map_get_next_key(fd, prev, next);
+		if (err)
+			return errno == ENOENT ? 0 : -errno;
+		memcpy(key, next, sizeof(key));
+		if (((struct xrl_lpm_v4 *)key)->gen != keep) {
+			if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+				return -errno;
+			prev = NULL;   /* the walk restarts after a delete */
+			continue;
+		}
+		prev = key;
+	}
+}
+
+static int zero_rule_stats(const struct xrl_maps *m, __u32 id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xrl_rule_stats *z;
+	int err = 0;
+
+	if (ncpu < 0)
+		return ncpu;
+	z = calloc(ncpu, sizeof(*z));
+	if (!z)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->rule_stats, &id, z, BPF_ANY))
+		err = -errno;
+	free(z);
+	return err;
+}
+
+int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
+		      char *err, size_t errlen)
+{
+	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
+	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES];
+	static bool taken[XRL_MAX_RULES];
+	struct xrl_compiled_prefix *cp = NULL;
+	struct xrl_config cfg;
+	int ncur, ncp, i, j, rc;
+	__u32 id, gen;
+
+	if (n > XRL_MAX_RULES)
+		return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (xrl_rule_same_match(&in[i], &in[j])) {
+				char t[192];
+
+				xrl_rule_format_match(&in[i], t, sizeof(t));
+				return fail(err, errlen, "rule %s given twice", t);
+			}
+	if ((rc = xrl_read_config(m, &cfg)) || (rc = xrl_ruleset_read(m, cur, cur_ids, &ncur)))
+		return fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
+
+	/* ids and versions: kept for unchanged rules, fresh otherwise */
+	memset(taken, 0, sizeof(taken));
+	for (i = 0; i < ncur; i++)
+		taken[cur_ids[i]] = true;
+	for (i = 0; i < n; i++) {
+		next[i] = in[i];
+		next[i].in_use = 1;
+		next_ids[i] = XRL_MAX_RULES;
+		for (j = 0; j < ncur; j++) {
+			if (!xrl_rule_same_match(&in[i], &cur[j]))
+				continue;
+			next_ids[i] = cur_ids[j];
+			next[i].version = xrl_rule_same_params(&in[i], &cur[j]) ? cur[j].version
+									 : ++cfg.next_version;
+			break;
+		}
+	}
+	/* ids of removed rules are reused last, so their counters are not mistaken */
+	for (i = 0; i < n; i++) {
+		if (next_ids[i] != XRL_MAX_RULES)
+			continue;
+		for (id = 0; id < XRL_MAX_RULES && taken[id]; id++)
+			;
+		if (id == XRL_MAX_RULES) {
+			bool still[XRL_MAX_RULES] = { false };
+
+			for (j = 0; j < n; j++)
+				if (next_ids[j] != XRL_MAX_RULES)
+					still[next_ids[j]] = true;
+			for (id = 0; id < XRL_MAX_RULES && (still[id] || !taken[id]); id++)
+				;
+			if (id == XRL_MAX_RULES)
+				return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES);
+		}
+		next_ids[i] = id;
+		taken[id] = true;
+		next[i].version = ++cfg.next_version;
+	}
+
+	if (xrl_ruleset_compile(next, next_ids, n, &cp, &ncp, err, errlen))
+		return -1;
+
+	/* counters of ids that start a new life */
+	for (i = 0; i < n; i++) {
+		bool was = false;
+
+		for (j = 0; j < ncur; j++)
+			if (cur_ids[j] == next_ids[i] && xrl_rule_same_match(&next[i], &cur[j]))
+				was = true;
+		if (!was && (rc = zero_rule_stats(m, next_ids[i])))
+			goto sys_fail;
+	}
+
+	/* write the new generation beside the live one */
+	gen = cfg.active_gen + 1;
+	if ((rc = -purge_generations(m->rules_v4, 0, cfg.active_gen)) > 0 ||
+	    (rc = -purge_generations(m->rules_v6, 0, cfg.active_gen)) > 0) {
+		rc = -rc;
+		goto sys_fail;
+	}
+	for (i = 0; i < ncp; i++) {
+		struct xrl_lpm_v6 key;
+		int fd;
+
+		lpm_key(&cp[i], gen, &key, &fd, m);
+		if (bpf_map_update_elem(fd, &key, &cp[i].entry, BPF_ANY)) {
+			rc = -errno;
+			purge_generations(m->rules_v4, 0, cfg.active_gen);
+			purge_generations(m->rules_v6, 0, cfg.active_gen);
+			goto sys_fail;
+		}
+	}
+	/* the switch: one store */
+	cfg.active_gen = gen;
+	if ((rc = xrl_write_config(m, &cfg))) {
+		purge_generations(m->rules_v4, 0, gen - 1);
+		purge_generations(m->rules_v6, 0, gen - 1);
+		goto sys_fail;
+	}
+	purge_generations(m->rules_v4, 0, gen);
+	purge_generations(m->rules_v6, 0, gen);
+
+	/* the operator's view of the rule set */
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		struct xrl_rule_def d = { 0 };
+
+		for (i = 0; i < n; i++)
+			if (next_ids[i] == id)
+				d = next[i];
+		for (j = 0; j < ncur && !d.in_use; j++)
+			if (cur_ids[j] == id)
+				break;
+		if (!d.in_use && j == ncur)
+			continue;   /* was and stays free */
+		if (bpf_map_update_elem(m->rule_defs, &id, &d, BPF_ANY)) {
+			rc = -errno;
+			goto sys_fail;
+		}
+	}
+	free(cp);
+	return 0;
+sys_fail:
+	free(cp);
+	return fail(err, errlen, "cannot update the rule maps: %s", strerror(-rc));
+}
+
+static int sum_percpu(int fd, __u32 key, void *out, size_t size)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, w;
+	__u64 *vals, *o = out;
+	size_t words = size / 8;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, size);
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, vals)) {
+		free(vals);
+		return -errno;
+	}
+	memset(out, 0, size);
+	for (c = 0; c < ncpu; c++)
+		for (w = 0; w < (int)words; w++)
+			o[w] += vals[c * words + w];
+	free(vals);
+	return 0;
+}
+
+int xrl_read_global(const struct xrl_maps *m, struct xrl_global_stats *out)
+{
+	return sum_percpu(m->stats, 0, out, sizeof(*out));
+}
+
+int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stats *out)
+{
+	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
+}
+
+long xrl_count_sources(const struct xrl_maps *m)
+{
+	struct xrl_bucket_key keys[4096];
+	struct xrl_bucket vals[4096];
+	__u32 batch, count;
+	void *in = NULL;
+	long total = 0;
+	int err;
+
+	/* batched walk: one syscall per 4096 sources */
+	do {
+		count = 4096;
+		err = bpf_map_lookup_batch(m->buckets, in, &batch, keys, vals, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		total += count;
+		in = &batch;
+	} while (!err);
+	return total;
+}
+
+__u32 xrl_map_max_entries(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.max_entries;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The controller's view of one instance's maps: reading counters and
+ * replacing the rule set atomically. Works the same on maps of a freshly
+ * loaded object (tests) and on maps pinned in bpffs (the CLI).
+ */
+#ifndef XRL_MAPS_H
+#define XRL_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "xrl_common.h"
+
+struct bpf_object;
+
+struct xrl_maps {
+	int rules_v4;
+	int rules_v6;
+	int buckets;
+	int rule_stats;
+	int stats;
+	int config;
+	int rule_defs;
+	int ifaces;
+};
+
+/* Every map name in an instance's pin directory, NULL-terminated. */
+extern const char *const xrl_map_names[];
+
+int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m);
+/* 0, or -errno (ENOENT when the instance has no pins). */
+int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m);
+void xrl_maps_close(struct xrl_maps *m);
+
+/* The rule set in force, in id order. defs and ids hold XRL_MAX_RULES. */
+int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n);
+
+/*
+ * Make defs[0..n) the whole rule set. A rule that keeps its prefix and
+ * match keeps its id (so its counters) and, when its parameters are
+ * unchanged, its buckets. Written beside the live set and switched in with
+ * one store to xrl_config, so packets see the old set or the new one, never
+ * a mix. Nothing changes when it fails.
+ */
+int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *defs, int n,
+		      char *err, size_t errlen);
+
+/* Sum of the per-CPU counters. */
+int xrl_read_global(const struct xrl_maps *m, struct xrl_global_stats *out);
+int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stats *out);
+int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
+int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
+
+/* Tracked sources (live buckets), counted by walking the keys. */
+long xrl_count_sources(const struct xrl_maps *m);
+__u32 xrl_map_max_entries(int fd);
+
+#endif /* XRL_MAPS_H */

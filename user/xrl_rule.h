@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Rules as the operator writes them: parsing of prefixes, rates, sizes and
+ * rule words (command line and rule files alike), formatting them back, and
+ * compiling them into what the data path reads.
+ */
+#ifndef XRL_RULE_H
+#define XRL_RULE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+#include "xrl_common.h"
+
+#define XRL_ERRLEN 256
+#define XRL_MAX_PPS 10000000ULL          /* fastest packet rate accepted */
+#define XRL_MAX_BYTE_RATE (1ULL << 40)   /* bytes per second */
+#define XRL_MAX_BYTE_BURST (1ULL << 40)
+
+int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
+		     char *err, size_t errlen);
+int xrl_parse_rate(const char *s, __u64 *count, __u32 *period, char *err, size_t errlen);
+int xrl_parse_size(const char *what, const char *s, __u64 max, __u64 *out,
+		   char *err, size_t errlen);
+int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 *out,
+		   char *err, size_t errlen);
+int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen);
+const char *xrl_proto_name(__u8 proto);
+
+enum xrl_rule_mode {
+	XRL_RULE_ADD,    /* PREFIX --rate ... | --allow | --deny */
+	XRL_RULE_MATCH,  /* PREFIX [--proto P] [--dport PORT] [--syn]: names a rule */
+};
+
+/* Parse rule words (argv[0] is the prefix). 0 or -1 with a message in err. */
+int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
+			struct xrl_rule_def *def, char *err, size_t errlen);
+/* Parse one rule-file line. Returns 1 for a rule, 0 for blank/comment, -1 for an error. */
+int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, size_t errlen);
+/* The rule in rule-file words; parsing the text gives the same rule back. */
+void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
+/* The prefix and match part only ("10.0.0.0/8 tcp dport 80 syn"). */
+void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
+void xrl_prefix_format(__u8 family, const __u8 addr[16], __u8 plen, char *buf, size_t len);
+/* Same prefix and same match fields: the same rule for add/del. */
+bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+/* Same parameters too (rate, burst, ...): its buckets stay valid. */
+bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+
+/* GCRA parameters for tokens per period_ns with the given burst. */
+int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
+		     char *err, size_t errlen);
+int xrl_rule_compile(const struct xrl_rule_def *def, __u32 id, struct xrl_rule *out,
+		     char *err, size_t errlen);
+
+/* One LPM entry to write: a prefix and its rules, own first, then inherited. */
+struct xrl_compiled_prefix {
+	__u8 family;
+	__u8 plen;
+	__u8 addr[16];
+	struct xrl_prefix_entry entry;
+};
+
+/*
+ * Compile a rule set (defs[i] has id ids[i]) into LPM entries. *out is
+ * malloc'd. 0 or -1 with a message (e.g. too many rules cover a prefix).
+ */
+int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n,
+			struct xrl_compiled_prefix **out, int *nout, char *err, size_t errlen);
+
+#endif /* XRL_RULE_H */
