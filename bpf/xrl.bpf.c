@@ -276,6 +276,8 @@ int xrl_xdp(struct xdp_md *ctx)
 		gs->malformed++;
 		if (xrl_malformed_policy == XRL_MALFORMED_DROP) {
 			gs->malformed_dropped++;
+			gs->dropped++;
+			gs->dropped_bytes += len;
 			return XDP_DROP;
 		}
 		return XDP_PASS;
@@ -318,6 +320,8 @@ int xrl_xdp(struct xdp_md *ctx)
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;
+	gs->dropped++;
+	gs->dropped_bytes += len;
 	return XDP_DROP;
 }
 

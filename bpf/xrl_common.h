@@ -127,6 +127,8 @@ struct xrl_rule_stats {
 struct xrl_global_stats {
 	__u64 packets;        /* every frame the program saw */
 	__u64 bytes;
+	__u64 dropped;        /* every frame dropped, for whatever reason */
+	__u64 dropped_bytes;
 	__u64 non_ip;         /* passed untouched */
 	__u64 no_rule;        /* IP with no matching rule: passed */
 	__u64 malformed;      /* truncated or invalid IP, handled by policy */
@@ -172,6 +174,7 @@ struct xrl_rule_def {
 
 /* One interface an instance is attached to (xrl_ifaces, keyed by ifindex). */
 struct xrl_iface {
+	char  name[16];     /* IFNAMSIZ: detach works even after the interface is gone */
 	__u32 prog_id;
 	__u8  mode;         /* enum xdp_attach_mode of libxdp */
 	__u8  multiprog;    /* 1: inside libxdp's dispatcher; 0: attached alone */

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What every xrl command shares: global options, errors, the instance's pins. */
+#ifndef XRL_CLI_H
+#define XRL_CLI_H
+
+#include <stdbool.h>
+#include <jansson.h>
+#include "xrl_maps.h"
+
+#define XRL_PIN_ROOT "/sys/fs/bpf/xrl"
+#define XRL_EXIT_FAIL  1   /* failure at run time */
+#define XRL_EXIT_USAGE 2   /* the command line or input was wrong */
+
+struct xrl_ctx {
+	const char *instance;
+	char pin_dir[256];
+	bool json;
+	bool pretty;
+	int lock_fd;
+};
+
+/* Report an error (one line, or {"error": ...} with --json); returns code. */
+int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Print a JSON value to stdout (compact, or indented with --pretty) and free it. */
+void xrl_json_print(struct xrl_ctx *ctx, json_t *v);
+
+/* Mount bpffs at /sys/fs/bpf when it is missing. 0 or -errno. */
+int xrl_bpffs_ensure(void);
+/* Take the instance's writer lock (creates the pin directory). 0 or -errno. */
+int xrl_lock(struct xrl_ctx *ctx, bool create);
+void xrl_unlock(struct xrl_ctx *ctx);
+/*
+ * Open an attached instance's maps; on failure reports why (not attached,
+ * no permission, ...) and returns the exit code to use.
+ */
+int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
+/* Remove the instance's pins and directory. */
+void xrl_instance_unpin(struct xrl_ctx *ctx);
+/* Number of interfaces recorded in the instance, or -errno. */
+int xrl_iface_count(const struct xrl_maps *m);
+
+/* Human units: "1.2M", "340 MB", rates "100/s". */
+void xrl_fmt_count(double v, char *buf, size_t len);
+void xrl_fmt_bytes(double v, char *buf, size_t len);
+void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len);
+const char *xrl_action_name(__u8 action);
+const char *xrl_mode_name(__u8 mode);
+
+int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
+
+#endif /* XRL_CLI_H */

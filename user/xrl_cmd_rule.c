@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* rule add | del | list | load | save */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xrl_cli.h"
+#include "xrl_rule.h"
+
+static struct xrl_rule_def cur[XRL_MAX_RULES];
+static __u32 cur_ids[XRL_MAX_RULES];
+
+/* Lock, open, read the rule set. Returns 0 or an exit code (already reported). */
+static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
+{
+	int rc, err;
+
+	if (write) {
+		err = xrl_lock(ctx, false);
+		if (err == -ENOENT)
+			return xrl_instance_open(ctx, m);   /* reports "not attached" */
+		if (err)
+			return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", ctx->pin_dir,
+					 strerror(-err));
+	}
+	rc = xrl_instance_open(ctx, m);
+	if (rc) {
+		xrl_unlock(ctx);
+		return rc;
+	}
+	err = xrl_ruleset_read(m, cur, cur_ids, n);
+	if (err) {
+		xrl_maps_close(m);
+		xrl_unlock(ctx);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the rule set: %s", strerror(-err));
+	}
+	return 0;
+}
+
+static void end(struct xrl_ctx *ctx, struct xrl_maps *m)
+{
+	xrl_maps_close(m);
+	xrl_unlock(ctx);
+}
+
+static int apply(struct xrl_ctx *ctx, struct xrl_maps *m, const struct xrl_rule_def *defs, int n)
+{
+	char err[XRL_ERRLEN];
+
+	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
+	return 0;
+}
+
+static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
+{
+	char pfx[64], rate[32];
+	json_t *o;
+
+	xrl_prefix_format(d->family, d->addr, d->plen, pfx, sizeof(pfx));
+	o = json_pack("{s:i,s:s,s:s}", "id", (int)id, "prefix", pfx, "action",
+		      xrl_action_name(d->action));
+	if (d->flags & XRL_F_PROTO)
+		json_object_set_new(o, "proto", json_string(xrl_proto_name(d->proto)));
+	if (d->flags & XRL_F_DPORT)
+		json_object_set_new(o, "dport", json_integer(d->dport));
+	if (d->flags & XRL_F_SYN)
+		json_object_set_new(o, "syn", json_true());
+	if (d->action == XRL_ACT_LIMIT) {
+		xrl_fmt_rate(d, rate, sizeof(rate));
+		json_object_set_new(o, "rate", json_string(rate));
+		json_object_set_new(o, "rate_pps", json_real((double)d->rate / d->rate_period));
+		json_object_set_new(o, "burst", json_integer(d->burst));
+		json_object_set_new(o, "per", json_integer(d->per_len));
+		if (d->flags & XRL_F_BYTES) {
+			json_object_set_new(o, "bytes_rate", json_integer((json_int_t)d->byte_rate));
+			json_object_set_new(o, "bytes_burst", json_integer((json_int_t)d->byte_burst));
+		}
+	}
+	return o;
+}
+
+static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	struct xrl_rule_def def;
+	struct xrl_maps m;
+	char err[XRL_ERRLEN], text[256];
+	int n, i, rc;
+
+	if (argc < 1)
+		return xrl_error(ctx, XRL_EXIT_USAGE,
+				 "usage: xrl rule add PREFIX --rate RATE [--burst N] ... | --allow | --deny");
+	if (xrl_rule_parse_args(argc, argv, XRL_RULE_ADD, &def, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if ((rc = begin(ctx, &m, &n, true)))
+		return rc;
+	for (i = 0; i < n; i++)
+		if (xrl_rule_same_match(&cur[i], &def))
+			break;
+	cur[i] = def;   /* replaces the rule with the same prefix and match */
+	if (i == n)
+		n++;
+	rc = apply(ctx, &m, cur, n);
+	end(ctx, &m);
+	if (!rc) {
+		xrl_rule_format(&def, text, sizeof(text));
+		if (ctx->json)
+			xrl_json_print(ctx, json_pack("{s:s}", "added", text));
+		else
+			printf("xrl: rule %s: %s\n", i < n - 1 || i == n - 1 ? "set" : "set", text);
+	}
+	return rc;
+}
+
+static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	struct xrl_rule_def def;
+	struct xrl_maps m;
+	char err[XRL_ERRLEN], text[256];
+	int n, i, rc;
+
+	if (argc < 1)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule del PREFIX [--proto P] [--dport PORT] [--syn]");
+	if (xrl_rule_parse_args(argc, argv, XRL_RULE_MATCH, &def, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if ((rc = begin(ctx, &m, &n, true)))
+		return rc;
+	xrl_rule_format_match(&def, text, sizeof(text));
+	for (i = 0; i < n; i++)
+		if (xrl_rule_same_match(&cur[i], &def))
+			break;
+	if (i == n) {
+		end(ctx, &m);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "no rule %s (see 'xrl rule list')", text);
+	}
+	memmove(&cur[i], &cur[i + 1], (size_t)(n - i - 1) * sizeof(cur[0]));
+	rc = apply(ctx, &m, cur, n - 1);
+	end(ctx, &m);
+	if (!rc) {
+		if (ctx->json)
+			xrl_json_print(ctx, json_pack("{s:s}", "deleted", text));
+		else
+			printf("xrl: rule deleted: %s\n", text);
+	}
+	return rc;
+}
+
+static int rule_list(struct xrl_ctx *ctx)
+{
+	struct xrl_maps m;
+	int n, i, rc;
+
+	if ((rc = begin(ctx, &m, &n, false)))
+		return rc;
+	if (ctx->json) {
+		json_t *arr = json_array();
+
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, rule_json(&cur[i], cur_ids[i]));
+		xrl_json_print(ctx, arr);
+	} else {
+		printf("%-4s %-32s %-6s %10s %10s %4s  %s\n", "ID", "RULE", "ACTION", "RATE", "BURST",
+		       "PER", "BYTES");
+		for (i = 0; i < n; i++) {
+			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
+
+			xrl_rule_format_match(&cur[i], match, sizeof(match));
+			xrl_fmt_rate(&cur[i], rate, sizeof(rate));
+			if (cur[i].action == XRL_ACT_LIMIT) {
+				snprintf(burst, sizeof(burst), "%u", cur[i].burst);
+				snprintf(per, sizeof(per), "/%u", cur[i].per_len);
+			}
+			if (cur[i].flags & XRL_F_BYTES) {
+				char r[24], b[24];
+
+				xrl_fmt_bytes((double)cur[i].byte_rate, r, sizeof(r));
+				xrl_fmt_bytes((double)cur[i].byte_burst, b, sizeof(b));
+				snprintf(bytes, sizeof(bytes), "%s/s burst %s", r, b);
+			}
+			printf("%-4u %-32s %-6s %10s %10s %4s  %s\n", cur_ids[i], match,
+			       xrl_action_name(cur[i].action), rate, burst, per, bytes);
+		}
+	}
+	end(ctx, &m);
+	return 0;
+}
+
+static int rule_save(struct xrl_ctx *ctx)
+{
+	struct xrl_maps m;
+	char text[256];
+	int n, i, rc;
+
+	if ((rc = begin(ctx, &m, &n, false)))
+		return rc;
+	if (ctx->json) {
+		json_t *arr = json_array();
+
+		for (i = 0; i < n; i++) {
+			xrl_rule_format(&cur[i], text, sizeof(text));
+			json_array_append_new(arr, json_string(text));
+		}
+		xrl_json_print(ctx, arr);
+	} else {
+		printf("# xrl rules of instance %s; load with: xrl --instance %s rule load FILE\n",
+		       ctx->instance, ctx->instance);
+		for (i = 0; i < n; i++) {
+			xrl_rule_format(&cur[i], text, sizeof(text));
+			printf("%s\n", text);
+		}
+	}
+	end(ctx, &m);
+	return 0;
+}
+
+static int rule_load(struct xrl_ctx *ctx, const char *file)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	char line[1100], err[XRL_ERRLEN];
+	struct xrl_maps m;
+	int n = 0, lineno = 0, r, i, rc, ncur;
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+
+	if (!f)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			if (f != stdin)
+				fclose(f);
+			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: line too long; nothing was changed",
+					 file, lineno);
+		}
+		if (n == XRL_MAX_RULES) {
+			if (f != stdin)
+				fclose(f);
+			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: more than %d rules; nothing was changed",
+					 file, lineno, XRL_MAX_RULES);
+		}
+		r = xrl_rule_parse_line(line, &defs[n], err, sizeof(err));
+		if (r < 0) {
+			if (f != stdin)
+				fclose(f);
+			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: %s; nothing was changed", file,
+					 lineno, err);
+		}
+		for (i = 0; r && i < n; i++)
+			if (xrl_rule_same_match(&defs[i], &defs[n])) {
+				char t[192];
+
+				if (f != stdin)
+					fclose(f);
+				xrl_rule_format_match(&defs[n], t, sizeof(t));
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "%s:%d: rule %s appears twice; nothing was changed",
+						 file, lineno, t);
+			}
+		n += r;
+	}
+	if (f != stdin)
+		fclose(f);
+	if ((rc = begin(ctx, &m, &ncur, true)))
+		return rc;
+	rc = apply(ctx, &m, defs, n);
+	end(ctx, &m);
+	if (!rc) {
+		if (ctx->json)
+			xrl_json_print(ctx, json_pack("{s:s,s:i}", "loaded", file, "rules", n));
+		else
+			printf("xrl: %d rules loaded from %s (the previous rule set was replaced)\n", n, file);
+	}
+	return rc;
+}
+
+int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(sub, "add"))
+		return rule_add(ctx, argc - 2, argv + 2);
+	if (!strcmp(sub, "del"))
+		return rule_del(ctx, argc - 2, argv + 2);
+	if (!strcmp(sub, "list") && argc == 2)
+		return rule_list(ctx);
+	if (!strcmp(sub, "save") && argc == 2)
+		return rule_save(ctx);
+	if (!strcmp(sub, "load") && argc == 3)
+		return rule_load(ctx, argv[2]);
+	if (!strcmp(sub, "load"))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule load FILE");
+	return xrl_error(ctx, XRL_EXIT_USAGE,
+			 "usage: xrl rule add|del|list|load|save ... (got '%s')", sub);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* stats: totals and per-rule counters, summed over CPUs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "xrl_cli.h"
+#include "xrl_rule.h"
+
+int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static __u32 ids[XRL_MAX_RULES];
+	struct xrl_global_stats g;
+	struct xrl_config cfg;
+	struct xrl_maps m;
+	long sources;
+	__u64 evicted, passed, passed_bytes;
+	json_t *o, *rules;
+	int n, i, rc;
+
+	(void)argv;
+	if (argc != 1)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl stats");
+	if ((rc = xrl_instance_open(ctx, &m)))
+		return rc;
+	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n) || xrl_read_config(&m, &cfg)) {
+		xrl_maps_close(&m);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the counters of instance '%s'",
+				 ctx->instance);
+	}
+	sources = xrl_count_sources(&m);
+	if (sources < 0)
+		sources = 0;
+	evicted = g.sources_created > (__u64)sources + cfg.sources_deleted
+			  ? g.sources_created - (__u64)sources - cfg.sources_deleted : 0;
+	passed = g.packets - g.dropped;
+	passed_bytes = g.bytes - g.dropped_bytes;
+
+	rules = json_array();
+	for (i = 0; i < n; i++) {
+		struct xrl_rule_stats s = { 0 };
+		char pfx[64], match[192];
+		json_t *r;
+
+		xrl_read_rule_stats(&m, ids[i], &s);
+		xrl_prefix_format(defs[i].family, defs[i].addr, defs[i].plen, pfx, sizeof(pfx));
+		xrl_rule_format_match(&defs[i], match, sizeof(match));
+		r = json_pack("{s:i,s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "id", (int)ids[i], "prefix", pfx,
+			      "match", match, "action", xrl_action_name(defs[i].action),
+			      "passed", (json_int_t)s.passed, "dropped", (json_int_t)s.dropped,
+			      "passed_bytes", (json_int_t)s.passed_bytes,
+			      "dropped_bytes", (json_int_t)s.dropped_bytes);
+		json_array_append_new(rules, r);
+	}
+	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		      "instance", ctx->instance,
+		      "packets", (json_int_t)g.packets,
+		      "passed", (json_int_t)passed, "dropped", (json_int_t)g.dropped,
+		      "passed_bytes", (json_int_t)passed_bytes, "dropped_bytes", (json_int_t)g.dropped_bytes,
+		      "malformed", (json_int_t)g.malformed, "non_ip", (json_int_t)g.non_ip,
+		      "no_rule", (json_int_t)g.no_rule, "sources", (json_int_t)sources,
+		      "capacity", (json_int_t)xrl_map_max_entries(m.buckets),
+		      "created", (json_int_t)g.sources_created, "evicted", (json_int_t)evicted);
+	json_object_set_new(o, "insert_failed", json_integer((json_int_t)g.insert_failed));
+	json_object_set_new(o, "cas_contended", json_integer((json_int_t)g.cas_contended));
+
+	if (ctx->json) {
+		json_object_set_new(o, "rules", rules);
+		xrl_json_print(ctx, o);
+	} else {
+		char a[32], b[32], c[32], d[32];
+
+		xrl_fmt_count((double)passed, a, sizeof(a));
+		xrl_fmt_bytes((double)passed_bytes, b, sizeof(b));
+		xrl_fmt_count((double)g.dropped, c, sizeof(c));
+		xrl_fmt_bytes((double)g.dropped_bytes, d, sizeof(d));
+		printf("instance %s: passed %s pkts (%s), dropped %s pkts (%s)\n", ctx->instance, a, b, c, d);
+		xrl_fmt_count((double)g.malformed, a, sizeof(a));
+		xrl_fmt_count((double)g.non_ip, b, sizeof(b));
+		xrl_fmt_count((double)g.no_rule, c, sizeof(c));
+		printf("malformed %s, non-IP %s, no rule %s; sources %ld of %u tracked, %llu evicted\n\n",
+		       a, b, c, sources, xrl_map_max_entries(m.buckets), (unsigned long long)evicted);
+		printf("%-40s %-6s %10s %10s %10s %10s\n", "RULE", "ACTION", "PASSED", "DROPPED",
+		       "PASS B", "DROP B");
+		for (i = 0; i < n; i++) {
+			json_t *r = json_array_get(rules, (size_t)i);
+			char p[32], dr[32], pb[32], db[32];
+
+			xrl_fmt_count((double)json_integer_value(json_object_get(r, "passed")), p, sizeof(p));
+			xrl_fmt_count((double)json_integer_value(json_object_get(r, "dropped")), dr, sizeof(dr));
+			xrl_fmt_bytes((double)json_integer_value(json_object_get(r, "passed_bytes")), pb, sizeof(pb));
+			xrl_fmt_bytes((double)json_integer_value(json_object_get(r, "dropped_bytes")), db, sizeof(db));
+			printf("%-40s %-6s %10s %10s %10s %10s\n",
+			       json_string_value(json_object_get(r, "match")),
+			       json_string_value(json_object_get(r, "action")), p, dr, pb, db);
+		}
+		json_decref(rules);
+		json_decref(o);
+	}
+	xrl_maps_close(&m);
+	return 0;
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Units people read, for the human tables. */
+#include <stdio.h>
+#include <xdp/libxdp.h>
+#include "xrl_cli.h"
+
+void xrl_fmt_count(double v, char *buf, size_t len)
+{
+	static const char *const sfx[] = { "", "k", "M", "G", "T", "P" };
+	int i = 0;
+
+	while (v >= 1000 && i < 5) {
+		v /= 1000;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, v < 10 ? "%.1f%s" : "%.0f%s", v, sfx[i]);
+}
+
+void xrl_fmt_bytes(double v, char *buf, size_t len)
+{
+	static const char *const sfx[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+	int i = 0;
+
+	while (v >= 1000 && i < 5) {
+		v /= 1000;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%.0f B", v);
+	else
+		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, sfx[i]);
+}
+
+void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len)
+{
+	if (d->action != XRL_ACT_LIMIT) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	snprintf(buf, len, "%llu/%s", (unsigned long long)d->rate,
+		 d->rate_period == 3600 ? "h" : d->rate_period == 60 ? "m" : "s");
+}
+
+const char *xrl_action_name(__u8 action)
+{
+	switch (action) {
+	case XRL_ACT_LIMIT: return "limit";
+	case XRL_ACT_ALLOW: return "allow";
+	case XRL_ACT_DENY: return "deny";
+	default: return "?";
+	}
+}
+
+const char *xrl_mode_name(__u8 mode)
+{
+	switch (mode) {
+	case XDP_MODE_NATIVE: return "native";
+	case XDP_MODE_SKB: return "generic";
+	case XDP_MODE_HW: return "offload";
+	default: return "unknown";
+	}
+}
