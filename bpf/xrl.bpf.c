@@ -59,6 +59,13 @@ struct {
 	__type(value, struct xrl_config);
 } xrl_config SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_SKETCH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_sketch_slot);
+} xrl_drop_sketch SEC(".maps");
+
 /* Controller-only state, pinned beside the data path's maps. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -162,6 +169,7 @@ static __always_inline int xrl_new_bucket(const struct xrl_rule *r, struct xrl_b
 					  __u64 now_ns, __u64 len, struct xrl_global_stats *gs)
 {
 	struct xrl_bucket nb = { .last_ns = now_ns, .version = r->version };
+
 	__u64 now_u = xrl_to_units(now_ns, r->pkt.shift);
 	int pass = xrl_gcra_admit(now_u, now_u, r->pkt.interval, r->pkt.span, 1, &nb.tat);
 
@@ -179,6 +187,7 @@ static __always_inline int xrl_new_bucket(const struct xrl_rule *r, struct xrl_b
 			nb.tat_bytes = now_b;
 		}
 	}
+	nb.passed = pass;
 	if (bpf_map_update_elem(&xrl_buckets, key, &nb, BPF_NOEXIST) == 0) {
 		gs->sources_created++;
 		return pass;
@@ -186,21 +195,52 @@ static __always_inline int xrl_new_bucket(const struct xrl_rule *r, struct xrl_b
 	return -1;   /* another CPU created it first, or the insert failed */
 }
 
+/* A dropped source in this CPU's heavy-hitter sketch. */
+static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key)
+{
+	__u32 idx = xrl_sketch_slot(key);
+	struct xrl_sketch_slot *s = bpf_map_lookup_elem(&xrl_drop_sketch, &idx);
+
+	if (!s)
+		return;
+	if (s->key.rule_id == key->rule_id && s->key.family == key->family &&
+	    s->key.addr[0] == key->addr[0] && s->key.addr[1] == key->addr[1] &&
+	    s->key.addr[2] == key->addr[2] && s->key.addr[3] == key->addr[3]) {
+		s->dropped++;
+		s->total++;
+	} else if (s->dropped <= 1) {
+		s->key = *key;
+		s->dropped = 1;
+		s->total = 1;
+	} else {
+		s->dropped--;
+	}
+}
+
+static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct xrl_pkt *p,
+					 struct xrl_bucket_key *key)
+{
+	key->rule_id = r->id;
+	key->family = p->family;
+	if (p->family == 4) {
+		key->addr[0] = xrl_mask_v4(p->saddr[0], r->per_len);
+		key->addr[1] = 0;
+		key->addr[2] = 0;
+		key->addr[3] = 0;
+	} else {
+		__builtin_memcpy(key->addr, p->saddr, 16);
+		xrl_mask_v6(key->addr, r->per_len);
+	}
+}
+
 /* The limit decision for one packet: 1 pass, 0 drop. */
-static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_pkt *p,
+static __always_inline int xrl_limit(const struct xrl_rule *r, struct xrl_bucket_key *kp,
 				     __u64 len, struct xrl_global_stats *gs)
 {
-	struct xrl_bucket_key key = { .rule_id = r->id, .family = p->family };
+	struct xrl_bucket_key key = *kp;
 	struct xrl_bucket *b;
 	__u64 now_ns, last_ns;
 	int fresh, got;
-
-	if (p->family == 4) {
-		key.addr[0] = xrl_mask_v4(p->saddr[0], r->per_len);
-	} else {
-		__builtin_memcpy(key.addr, p->saddr, 16);
-		xrl_mask_v6(key.addr, r->per_len);
-	}
 
 	now_ns = xrl_now_ns();
 	b = bpf_map_lookup_elem(&xrl_buckets, &key);
@@ -216,6 +256,7 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 	}
 
 	last_ns = b->last_ns;
+	now_ns = xrl_gcra_clamp(now_ns, last_ns);
 	fresh = b->version != r->version;
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
@@ -240,6 +281,7 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 		}
 	}
 	b->last_ns = now_ns;
+	__sync_fetch_and_add(&b->passed, 1);
 	if (fresh)
 		b->version = r->version;
 	return 1;
@@ -255,6 +297,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	struct xrl_prefix_entry *ent;
 	struct xrl_rule_stats *rs;
 	const struct xrl_rule *r = 0;
+	struct xrl_bucket_key key;
 	struct xrl_config *cfg;
 	struct xrl_pkt p = {};
 	__u32 zero = 0, n, i;
@@ -311,13 +354,20 @@ int xrl_xdp(struct xdp_md *ctx)
 	else if (r->action == XRL_ACT_DENY)
 		pass = 0;
 	else
-		pass = xrl_limit(r, &p, len, gs);
+		pass = -1;
+	if (pass < 0) {
+		xrl_make_key(r, &p, &key);
+		pass = xrl_limit(r, &key, len, gs);
+	}
 
 	if (pass) {
 		rs->passed++;
 		rs->passed_bytes += len;
 		return XDP_PASS;
 	}
+	if (r->action == XRL_ACT_DENY)
+		xrl_make_key(r, &p, &key);
+	xrl_sketch_drop(&key);
 	rs->dropped++;
 	rs->dropped_bytes += len;
 	gs->dropped++;

@@ -3,6 +3,13 @@
  * Token-bucket decision and key masking: pure functions that compile as BPF
  * and as host C, so the unit tests exercise the very code the XDP program runs.
  *
+ * Per packet, for an existing bucket:
+ *   now_ns = xrl_gcra_clamp(now_ns, last_ns);
+ *   now_u  = xrl_to_units(now_ns, shift);
+ *   base   = xrl_gcra_base(tat, last_ns, now_ns, now_u, full_ns);
+ *   admitted iff xrl_gcra_admit(base, now_u, interval, span, cost, &tat');
+ *   then tat = tat', last_ns = now_ns (over-limit packets write nothing).
+ *
  * The bucket is GCRA (generic cell rate algorithm): one 64-bit word, the
  * theoretical arrival time (TAT), per dimension. A packet costing c tokens is
  * admitted when max(TAT, now) + c*interval - now <= span; admitting moves the
@@ -31,6 +38,16 @@ static __always_inline __u64 xrl_to_units(__u64 ns, __s32 shift)
 	if (shift >= 0)
 		return ns >> shift;
 	return ns << (-shift);
+}
+
+/*
+ * The clock to decide with: never earlier than the bucket's last admission.
+ * A clock that went backwards (or an older reading racing a newer admission
+ * on another CPU) would otherwise be compared across a wrapped unit clock.
+ */
+static __always_inline __u64 xrl_gcra_clamp(__u64 now_ns, __u64 last_ns)
+{
+	return (__s64)(now_ns - last_ns) < 0 ? last_ns : now_ns;
 }
 
 /*
@@ -106,6 +123,18 @@ static __always_inline void xrl_mask_v6(__u32 addr[4], __u32 len)
 	addr[1] &= xrl_word_mask((int)len - 32);
 	addr[2] &= xrl_word_mask((int)len - 64);
 	addr[3] &= xrl_word_mask((int)len - 96);
+}
+
+/* Sketch slot of a bucket key: a multiplicative hash of its words. */
+static __always_inline __u32 xrl_sketch_slot(const struct xrl_bucket_key *k)
+{
+	__u32 h = k->rule_id * 0x9e3779b1u;
+
+	h = (h ^ k->addr[0]) * 0x85ebca6bu;
+	h = (h ^ k->addr[1]) * 0xc2b2ae35u;
+	h = (h ^ k->addr[2]) * 0x85ebca6bu;
+	h = (h ^ k->addr[3]) * 0x9e3779b1u;
+	return (h >> 16) & (XRL_SKETCH_SLOTS - 1);
 }
 
 #endif /* XRL_BUCKET_H */

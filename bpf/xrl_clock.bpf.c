@@ -12,9 +12,20 @@
  * tail-calls the program in xrl_bench_next[0] (the xrl program, or the
  * bare drop program to measure this wrapper's own cost). The address list
  * is filled from user space through mmap; its order is the visiting order.
+ *
+ * xrl_probe_*: tail-call targets that do only the per-source state access
+ * of the xrl program, with its key and value types and its table size: an
+ * LRU hash (what xrl uses), a preallocated hash, and a direct-mapped array
+ * (one random access, the floor for any per-source table). First packet of
+ * a key inserts it (XDP_PASS), later ones find it (XDP_DROP). Run through
+ * xrl_srcwalk with many sources, they show how much of the many-source
+ * cost is the table's memory access rather than the xrl logic around it;
+ * the *_clk variants read bpf_ktime_get_ns() first, as xrl does, to show
+ * what the clock read does to a lookup that misses the cache.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "xrl_common.h"
 
 #define XRL_BENCH_MAX_SRCS (1 << 20)
 #define XRL_BENCH_SADDR_OFF 26   /* Ethernet (14) + offset of saddr in the IPv4 header (12) */
@@ -47,13 +58,17 @@ int xrl_clk_jiffies(struct xdp_md *ctx)
 	return bpf_jiffies64() ? XDP_DROP : XDP_PASS;
 }
 
-/* Source addresses (network order) in visiting order; user space writes it via mmap. */
+/*
+ * Source addresses (network order, in the low 32 bits) in visiting order;
+ * user space writes it via mmap. 64-bit values because array elements are
+ * 8-byte aligned: the mmap view is then a plain __u64 array.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, XRL_BENCH_MAX_SRCS);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } xrl_bench_srcs SEC(".maps");
 
 /* Slot 0: the program xrl_srcwalk hands the rewritten packet to. */
@@ -72,18 +87,123 @@ int xrl_srcwalk(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 pos = xrl_bench_pos, *src;
+	__u32 pos = xrl_bench_pos;
+	__u64 *src;
 
 	if (data + XRL_BENCH_SADDR_OFF + 4 > data_end)
 		return XDP_ABORTED;
 	src = bpf_map_lookup_elem(&xrl_bench_srcs, &pos);
 	if (!src)
 		return XDP_ABORTED;
-	*(__u32 *)(data + XRL_BENCH_SADDR_OFF) = *src;
+	*(__u32 *)(data + XRL_BENCH_SADDR_OFF) = (__u32)*src;
 	pos++;
 	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
 	bpf_tail_call(ctx, &xrl_bench_next, 0);
 	return XDP_ABORTED;   /* empty slot */
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_DEFAULT_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_bucket);
+} xrl_probe_lru_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_DEFAULT_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_bucket);
+} xrl_probe_hash_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_DEFAULT_SOURCES);
+	__type(key, __u32);
+	__type(value, struct xrl_bucket);
+} xrl_probe_array_map SEC(".maps");
+
+/* The bucket key of an IPv4 source as xrl builds it (rule 0, --per 32). */
+static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_key *k)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+
+	if (data + XRL_BENCH_SADDR_OFF + 4 > data_end)
+		return -1;
+	k->rule_id = 0;
+	k->family = 4;
+	k->addr[0] = *(__u32 *)(data + XRL_BENCH_SADDR_OFF);
+	k->addr[1] = 0;
+	k->addr[2] = 0;
+	k->addr[3] = 0;
+	return 0;
+}
+
+static __always_inline int xrl_probe_hashed(struct xdp_md *ctx, void *map)
+{
+	struct xrl_bucket_key k;
+	struct xrl_bucket *b, nb = { .tat = 1 };
+
+	if (xrl_probe_key(ctx, &k))
+		return XDP_ABORTED;
+	b = bpf_map_lookup_elem(map, &k);
+	if (b)
+		return b->tat ? XDP_DROP : XDP_PASS;
+	if (bpf_map_update_elem(map, &k, &nb, BPF_NOEXIST))
+		return XDP_ABORTED;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xrl_probe_lru(struct xdp_md *ctx)
+{
+	return xrl_probe_hashed(ctx, &xrl_probe_lru_map);
+}
+
+/* The same after reading the kernel clock first, as xrl does before its bucket lookup. */
+SEC("xdp")
+int xrl_probe_lru_clk(struct xdp_md *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int v = xrl_probe_hashed(ctx, &xrl_probe_lru_map);
+
+	return now ? v : XDP_ABORTED;
+}
+
+SEC("xdp")
+int xrl_probe_hash(struct xdp_md *ctx)
+{
+	return xrl_probe_hashed(ctx, &xrl_probe_hash_map);
+}
+
+/* Slot = host-order address times an odd constant, low 20 bits: a bijection on 2^20 addresses. */
+SEC("xdp")
+int xrl_probe_array(struct xdp_md *ctx)
+{
+	struct xrl_bucket_key k;
+	struct xrl_bucket *b;
+	__u32 slot;
+
+	if (xrl_probe_key(ctx, &k))
+		return XDP_ABORTED;
+	slot = (__builtin_bswap32(k.addr[0]) * 2654435761u) & (XRL_DEFAULT_SOURCES - 1);
+	b = bpf_map_lookup_elem(&xrl_probe_array_map, &slot);
+	if (!b)
+		return XDP_ABORTED;
+	if (b->tat)
+		return XDP_DROP;
+	b->tat = 1;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xrl_probe_array_clk(struct xdp_md *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	int v = xrl_probe_array(ctx);
+
+	return now ? v : XDP_ABORTED;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

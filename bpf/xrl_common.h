@@ -111,8 +111,25 @@ struct xrl_bucket {
 	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
 	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
 	__u64 last_ns;    /* clock at the last admission */
+	__u64 passed;     /* packets admitted (written with the tat, never on drops) */
 	__u32 version;    /* rule version the tats were computed for */
 	__u32 _pad;
+};
+
+/*
+ * Per-CPU heavy-hitter sketch of dropped sources, for `xrl top`. A slot is
+ * chosen by a hash of the bucket key; the source in it counts up, another
+ * source hashing there counts it down and takes the slot at zero (one
+ * Misra-Gries counter per slot), so a flooding source keeps its slot while
+ * a random-source flood only churns the slots it lands in. Per CPU, so the
+ * drop path writes no shared cache line.
+ */
+#define XRL_SKETCH_SLOTS 4096
+struct xrl_sketch_slot {
+	struct xrl_bucket_key key;
+	__u32 _pad;
+	__u64 dropped;    /* drops while holding the slot, minus decrements */
+	__u64 total;      /* drops counted for this key since it took the slot */
 };
 
 /* Per-rule counters, per CPU. */

@@ -212,6 +212,20 @@ enum {
 	OPT_DPORT, OPT_SYN, OPT_ALLOW, OPT_DENY,
 };
 
+/* Is word an option whose value is the next word? */
+static bool takes_value(const char *word)
+{
+	static const char *const with_value[] = {
+		"--rate", "--burst", "--bytes", "--bytes-burst", "--per", "--proto", "--dport",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+		if (!strcmp(word, with_value[i]))
+			return true;
+	return false;
+}
+
 int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 			struct xrl_rule_def *def, char *err, size_t errlen)
 {
@@ -241,6 +255,11 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		return fail(err, errlen, "missing prefix: a rule starts with an address/LEN, e.g. 203.0.113.0/24");
 	if (xrl_parse_prefix(argv[0], &d.family, d.addr, &d.plen, err, errlen))
 		return -1;
+	/* getopt would read "-rate" as short options; name the word instead */
+	for (c = 1; c < argc; c++)
+		if (argv[c][0] == '-' && argv[c][1] != '-' && !takes_value(argv[c - 1]))
+			return fail(err, errlen, "unknown option '%s': options start with --, e.g. --rate 100/s",
+				    argv[c]);
 	optind = 0;  /* glibc: restart getopt on this argv */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -289,11 +308,15 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 			break;
 		case OPT_ALLOW:
 		case OPT_DENY:
+			if (d.action == (c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY))
+				return fail(err, errlen, "%s given twice", c == OPT_ALLOW ? "--allow" : "--deny");
 			if (d.action != XRL_ACT_LIMIT)
 				return fail(err, errlen, "--allow and --deny exclude each other");
 			d.action = c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY;
 			break;
 		default:
+			if (optopt == OPT_SYN || optopt == OPT_ALLOW || optopt == OPT_DENY)
+				return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
 			if (optopt >= OPT_RATE)
 				return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
 			return fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --allow or --deny",

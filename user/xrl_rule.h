@@ -38,7 +38,7 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, size_t errlen);
 /* The rule in rule-file words; parsing the text gives the same rule back. */
 void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
-/* The prefix and match part only ("10.0.0.0/8 tcp dport 80 syn"). */
+/* The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"). */
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
 void xrl_prefix_format(__u8 family, const __u8 addr[16], __u8 plen, char *buf, size_t len);
 /* Same prefix and same match fields: the same rule for add/del. */

@@ -1,0 +1,1060 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Host tests of the GCRA token bucket (bpf/xrl_bucket.h) and of the rule
+ * compiler's GCRA parameters (xrl_gcra_compile in user/xrl_rule.c).
+ *
+ * A small simulator below follows exactly the data path's per-packet
+ * procedure:
+ *
+ *   now_ns = xrl_gcra_clamp(now_ns, last_ns);
+ *   now_u = xrl_to_units(now_ns, shift);
+ *   base  = xrl_gcra_base(tat, last_ns, now_ns, now_u, full_ns);
+ *   if (xrl_gcra_admit(base, now_u, interval, span, cost, &new))
+ *           pass, tat = new, last_ns = now_ns;
+ *   else
+ *           drop, nothing written;
+ *
+ * and a new bucket starts full (tat = now_u, last_ns = now_ns, its first
+ * packet decided with base = now_u).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "xrl_bucket.h"
+#include "xrl_rule.h"
+
+typedef unsigned __int128 u128;
+typedef unsigned long long ull;
+
+#define NS_SEC   1000000000ULL
+#define NS_MIN   (60ULL * NS_SEC)
+#define NS_HOUR  (3600ULL * NS_SEC)
+#define NS_DAY   (86400ULL * NS_SEC)
+#define NS_YEAR  (365ULL * NS_DAY)
+/* a boot clock that is neither 0 nor aligned to anything */
+#define T0       (3ULL * NS_YEAR + 123456789ULL)
+#define BURST_MAX 0xffffffffULL
+
+/* ------------------------------------------------------------------ */
+/* simulator                                                           */
+
+struct sim {
+	__u64 tokens, period_ns, burst;
+	struct xrl_gcra g;
+	__u64 tat, last_ns;
+	int exists;        /* the bucket has been created */
+};
+
+static void sim_new(struct sim *s, __u64 tokens, __u64 period_ns, __u64 burst)
+{
+	char err[XRL_ERRLEN] = "";
+
+	memset(s, 0, sizeof(*s));
+	s->tokens = tokens;
+	s->period_ns = period_ns;
+	s->burst = burst;
+	if (xrl_gcra_compile(tokens, period_ns, burst, &s->g, err, sizeof(err)))
+		fail_msg("xrl_gcra_compile(%llu per %llu ns, burst %llu) refused: %s",
+			 (ull)tokens, (ull)period_ns, (ull)burst, err);
+}
+
+/* One packet of cost tokens at now_ns, exactly as the data path decides it. */
+static int sim_packet(struct sim *s, __u64 now_ns, __u64 cost)
+{
+	__u64 now_u, base, next;
+
+	if (s->exists)
+		now_ns = xrl_gcra_clamp(now_ns, s->last_ns);
+	now_u = xrl_to_units(now_ns, s->g.shift);
+	if (!s->exists) {
+		/* new bucket: starts full */
+		s->tat = now_u;
+		s->last_ns = now_ns;
+		s->exists = 1;
+		base = now_u;
+	} else {
+		base = xrl_gcra_base(s->tat, s->last_ns, now_ns, now_u, s->g.full_ns);
+	}
+	if (!xrl_gcra_admit(base, now_u, s->g.interval, s->g.span, cost, &next))
+		return 0;
+	s->tat = next;
+	s->last_ns = now_ns;
+	return 1;
+}
+
+/* n packets of cost 1 at the same instant; how many passed. */
+static __u64 sim_burst(struct sim *s, __u64 now_ns, __u64 n)
+{
+	__u64 i, got = 0;
+
+	for (i = 0; i < n; i++)
+		got += sim_packet(s, now_ns, 1);
+	return got;
+}
+
+/* Tokens a report would show at now_ns. */
+static __u64 sim_tokens(const struct sim *s, __u64 now_ns)
+{
+	__u64 now_u, base;
+
+	if (s->exists)
+		now_ns = xrl_gcra_clamp(now_ns, s->last_ns);
+	now_u = xrl_to_units(now_ns, s->g.shift);
+	base = now_u;
+
+	if (s->exists)
+		base = xrl_gcra_base(s->tat, s->last_ns, now_ns, now_u, s->g.full_ns);
+	return xrl_gcra_tokens(base, now_u, s->g.interval, s->g.span);
+}
+
+/* Empty the bucket at now_ns (whatever its burst) and check it is empty. */
+static void sim_drain(struct sim *s, __u64 now_ns)
+{
+	__u64 left = sim_tokens(s, now_ns);
+
+	if (left)
+		assert_true(sim_packet(s, now_ns, left));
+	assert_int_equal(sim_tokens(s, now_ns), 0);
+	assert_false(sim_packet(s, now_ns, 1));
+}
+
+/* floor(tokens * dt / period): tokens earned in dt ns at the exact rate */
+static __u64 earned(const struct sim *s, __u64 dt)
+{
+	return (__u64)((u128)s->tokens * dt / s->period_ns);
+}
+
+static __u64 rng_state = 0x9e3779b97f4a7c15ULL;
+
+static __u64 rng(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* saturated senders: admitted == B + floor(rate*T) within tolerance   */
+
+struct rate {
+	__u64 tokens;
+	__u64 period_ns;
+	const char *name;
+};
+
+static const struct rate rates[] = {
+	{ 1, NS_HOUR, "1/h" },
+	{ 7, NS_HOUR, "7/h" },
+	{ 1000, NS_HOUR, "1000/h" },
+	{ 1, NS_MIN, "1/m" },
+	{ 6000, NS_MIN, "6000/m" },
+	{ 1, NS_SEC, "1/s" },
+	{ 3, NS_SEC, "3/s" },
+	{ 5, NS_SEC, "5/s" },
+	{ 100, NS_SEC, "100/s" },
+	{ 12345, NS_SEC, "12345/s" },
+	{ 999983, NS_SEC, "999983/s" },
+	{ 1000000, NS_SEC, "1000000/s" },
+	{ 7000000, NS_SEC, "7000000/s" },
+	{ 9999991, NS_SEC, "9999991/s" },
+	{ 10000000, NS_SEC, "10000000/s" },
+	{ 599999999, NS_MIN, "599999999/m" },
+	{ 36000000000ULL, NS_HOUR, "36000000000/h" },
+};
+
+/*
+ * An exact token bucket for comparison: x is tokens * period_ns (so refill
+ * is tokens_per_period per ns, exactly), capped at burst * period_ns.
+ */
+struct ideal {
+	u128 x, cap;
+	__u64 tokens, period_ns, last;
+};
+
+static void ideal_new(struct ideal *b, __u64 tokens, __u64 period_ns, __u64 burst, __u64 now)
+{
+	b->tokens = tokens;
+	b->period_ns = period_ns;
+	b->cap = (u128)burst * period_ns;
+	b->x = b->cap;
+	b->last = now;
+}
+
+static int ideal_packet(struct ideal *b, __u64 now, __u64 cost)
+{
+	b->x += (u128)b->tokens * (now - b->last);
+	if (b->x > b->cap)
+		b->x = b->cap;
+	b->last = now;
+	if (b->x < (u128)cost * b->period_ns)
+		return 0;
+	b->x -= (u128)cost * b->period_ns;
+	return 1;
+}
+
+/*
+ * A sender far faster than the rate (random gaps of 0 to half an interval)
+ * for n whole intervals and a third, into a bucket that starts full.
+ *  - At every admission the count may not exceed
+ *    B + floor(rate*t) + 1 + 1e-6*rate*t.
+ *  - With burst >= 2 the bucket never overflows at these gaps, so the count
+ *    stays within 1 + 1e-6*rate*t of an exact token bucket fed the same
+ *    packets, and at the end is B + floor(rate*T) within 1 + 1e-6*rate*T.
+ *  - With burst 1, the lag between a token coming due and the next packet is
+ *    lost to the cap, as in any token bucket of capacity 1 (and a 2^-21 rate
+ *    difference can move a decision by a whole ns, i.e. a whole gap, so no
+ *    exact comparison holds either): admissions are at most one interval
+ *    plus one gap apart, which bounds the count from below.
+ */
+static void run_saturated(const struct rate *r, __u64 burst, __u64 n)
+{
+	struct sim s;
+	struct ideal id;
+	__u64 ival = r->period_ns / r->tokens;    /* >= 100 ns for legal rates */
+	__u64 T = (__u64)((u128)r->period_ns * n / r->tokens) + ival / 3;
+	__u64 maxgap = ival / 2 ? ival / 2 : 1;
+	__u64 t = T0, admitted = 0, exact = 0, want, slack;
+
+	sim_new(&s, r->tokens, r->period_ns, burst);
+	ideal_new(&id, r->tokens, r->period_ns, burst, T0);
+	while (t <= T0 + T) {
+		__u64 e = earned(&s, t - T0);
+
+		if (burst >= 2)
+			exact += ideal_packet(&id, t, 1);
+		if (sim_packet(&s, t, 1)) {
+			admitted++;
+			if (admitted > burst + e + 1 + e / 1000000)
+				fail_msg("%s burst %llu: %llu admitted by t=%llu ns, at most %llu allowed",
+					 r->name, (ull)burst, (ull)admitted, (ull)(t - T0),
+					 (ull)(burst + e + 1 + e / 1000000));
+		}
+		if (burst >= 2 &&
+		    (admitted > exact + 1 + e / 1000000 || exact > admitted + 1 + e / 1000000))
+			fail_msg("%s burst %llu: %llu admitted by t=%llu ns, an exact bucket %llu",
+				 r->name, (ull)burst, (ull)admitted, (ull)(t - T0), (ull)exact);
+		t += rng() % (maxgap + 1);
+	}
+	if (burst < 2) {
+		/* one interval (+2^-21, + a unit) plus one gap between admissions */
+		double step = (double)r->period_ns / (double)r->tokens * (1 + 1e-6) + maxgap + 1;
+		__u64 lower = (__u64)((double)(T - maxgap) / step);
+
+		if (admitted < lower)
+			fail_msg("%s burst 1 over %llu ns: %llu admitted, at least %llu expected",
+				 r->name, (ull)T, (ull)admitted, (ull)lower);
+		return;
+	}
+	want = burst + earned(&s, T);
+	slack = 1 + earned(&s, T) / 1000000;
+	if (admitted + slack < want || admitted > want + slack)
+		fail_msg("%s burst %llu over %llu ns: %llu admitted, want %llu +- %llu",
+			 r->name, (ull)burst, (ull)T, (ull)admitted, (ull)want, (ull)slack);
+}
+
+/*
+ * Burst 1 at full rate: a sender that never lets a token wait (a packet at
+ * every ns, on rates whose compiled interval is a whole number of ns) gets
+ * 1 + floor(rate*T).
+ */
+static void test_rate_burst1_every_ns(void **state)
+{
+	static const struct rate r1[] = {
+		{ 10000000, NS_SEC, "10000000/s" },
+		{ 5000000, NS_SEC, "5000000/s" },
+		{ 1000000, NS_SEC, "1000000/s" },
+		{ 15625, NS_SEC, "15625/s" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(r1) / sizeof(r1[0]); i++) {
+		struct sim s;
+		__u64 t, T = 20000000 + 37, got = 0, want;
+
+		sim_new(&s, r1[i].tokens, r1[i].period_ns, 1);
+		for (t = T0; t <= T0 + T; t++)
+			got += sim_packet(&s, t, 1);
+		want = 1 + earned(&s, T);
+		if (got != want)
+			fail_msg("%s burst 1, a packet every ns for %llu ns: %llu admitted, want %llu",
+				 r1[i].name, (ull)T, (ull)got, (ull)want);
+	}
+}
+
+static void test_rates_saturated(void **state)
+{
+	static const __u64 bursts[] = { 1, 7, 1000 };
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			run_saturated(&rates[i], bursts[j], 20000);
+}
+
+/* Long runs where a 1e-6 rate error would show. */
+static void test_rates_saturated_long(void **state)
+{
+	static const struct rate longr[] = {
+		{ 3, NS_SEC, "3/s" },
+		{ 6000, NS_MIN, "6000/m" },
+		{ 7000000, NS_SEC, "7000000/s" },
+		{ 10000000, NS_SEC, "10000000/s" },
+		{ 1, NS_HOUR, "1/h" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(longr) / sizeof(longr[0]); i++)
+		run_saturated(&longr[i], 100, 3000000);
+}
+
+/*
+ * Compiled parameters for the whole legal range: 21 significant bits,
+ * rate error <= 2^-21 (< 1e-6), span = burst * interval < 2^62, full_ns
+ * the time span units take. Packet rates are 1/h to 10,000,000/s with
+ * bursts 1 to 2^32-1; byte rates 1 to 2^40 B/s with bursts to 2^40.
+ */
+static void check_compiled(__u64 tokens, __u64 period_ns, __u64 burst)
+{
+	struct xrl_gcra g;
+	char err[XRL_ERRLEN] = "";
+	u128 lhs, rhs, diff, span_ns;
+
+	memset(&g, 0xa5, sizeof(g));
+	if (xrl_gcra_compile(tokens, period_ns, burst, &g, err, sizeof(err)))
+		fail_msg("compile refused legal %llu per %llu ns burst %llu: %s",
+			 (ull)tokens, (ull)period_ns, (ull)burst, err);
+	if (g.interval < (1ULL << 20) || g.interval > (1ULL << 21))
+		fail_msg("%llu per %llu ns: interval %llu has not 21 significant bits",
+			 (ull)tokens, (ull)period_ns, (ull)g.interval);
+	if (g.shift < -48 || g.shift > 48)
+		fail_msg("shift %d out of range", g.shift);
+	/* interval * 2^shift ns vs period/tokens ns */
+	lhs = (u128)g.interval * tokens;
+	rhs = period_ns;
+	if (g.shift >= 0)
+		lhs <<= g.shift;
+	else
+		rhs <<= -g.shift;
+	diff = lhs > rhs ? lhs - rhs : rhs - lhs;
+	if (diff * 1000000 > rhs || (diff << 21) > rhs)
+		fail_msg("%llu per %llu ns: interval %llu << %d is off by more than 2^-21",
+			 (ull)tokens, (ull)period_ns, (ull)g.interval, g.shift);
+	if (g.span != g.interval * burst)
+		fail_msg("span %llu != interval %llu * burst %llu",
+			 (ull)g.span, (ull)g.interval, (ull)burst);
+	if (g.span >= (1ULL << 62))
+		fail_msg("span %llu >= 2^62", (ull)g.span);
+	/* span units in ns, rounded up; clamped to 2^64-1 */
+	if (g.shift >= 0) {
+		span_ns = (u128)g.span << g.shift;
+	} else {
+		span_ns = ((u128)g.span + ((u128)1 << -g.shift) - 1) >> -g.shift;
+	}
+	if (span_ns > UINT64_MAX)
+		span_ns = UINT64_MAX;
+	if (g.full_ns != (__u64)span_ns)
+		fail_msg("%llu per %llu ns burst %llu: full_ns %llu, want %llu",
+			 (ull)tokens, (ull)period_ns, (ull)burst, (ull)g.full_ns, (ull)span_ns);
+	/* the unit clock's half range is longer than a bucket takes to fill */
+	if (g.full_ns != UINT64_MAX && g.shift < 0 &&
+	    (u128)g.full_ns >= ((u128)1 << (63 + g.shift)))
+		fail_msg("full_ns %llu beyond the wrap-safe range of shift %d",
+			 (ull)g.full_ns, g.shift);
+}
+
+static void test_compile_legal_range(void **state)
+{
+	static const __u64 per_sec[] = {
+		1, 2, 3, 5, 7, 10, 99, 100, 127, 128, 1000, 1023, 1024, 65535, 65536,
+		99991, 1000000, 1048575, 1048576, 2097151, 2097152, 3000000, 6999999,
+		7000000, 8388608, 9999991, 9999999, 10000000,
+	};
+	static const __u64 per_min[] = {
+		1, 7, 59, 60, 61, 6000, 65536, 599999999, 600000000,
+	};
+	static const __u64 per_hour[] = {
+		1, 2, 7, 1000, 3599, 3600, 3601, 1000000, 35999999999ULL, 36000000000ULL,
+	};
+	static const __u64 bursts[] = {
+		1, 2, 3, 7, 100, 1000, 65535, 1000000, 10000000, 1ULL << 31,
+		(1ULL << 32) - 2, BURST_MAX,
+	};
+	static const __u64 byte_rates[] = {
+		1, 2, 3, 1000, 1500, 1000000, 10000000, 125000000, 1250000000ULL,
+		12500000000ULL, 1ULL << 32, 1000000000000ULL, (1ULL << 40) - 1, 1ULL << 40,
+	};
+	static const __u64 byte_bursts[] = {
+		1, 64, 1500, 9000, 65536, 1000000, 1ULL << 32, 1ULL << 39, 1ULL << 40,
+	};
+	size_t i, j;
+
+	(void)state;
+	for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
+		for (i = 0; i < sizeof(per_sec) / sizeof(per_sec[0]); i++)
+			check_compiled(per_sec[i], NS_SEC, bursts[j]);
+		for (i = 0; i < sizeof(per_min) / sizeof(per_min[0]); i++)
+			check_compiled(per_min[i], NS_MIN, bursts[j]);
+		for (i = 0; i < sizeof(per_hour) / sizeof(per_hour[0]); i++)
+			check_compiled(per_hour[i], NS_HOUR, bursts[j]);
+	}
+	for (j = 0; j < sizeof(byte_bursts) / sizeof(byte_bursts[0]); j++)
+		for (i = 0; i < sizeof(byte_rates) / sizeof(byte_rates[0]); i++)
+			check_compiled(byte_rates[i], NS_SEC, byte_bursts[j]);
+	/* a pseudo-random sweep of packet rates */
+	for (i = 0; i < 20000; i++) {
+		__u64 b = 1 + rng() % BURST_MAX;
+
+		check_compiled(1 + rng() % 10000000, NS_SEC, b);
+		check_compiled(1 + rng() % 600000000, NS_MIN, b);
+		check_compiled(1 + rng() % 36000000000ULL, NS_HOUR, b);
+		check_compiled(1 + rng() % (1ULL << 40), NS_SEC, 1 + rng() % (1ULL << 40));
+	}
+}
+
+static void test_compile_refuses_zero(void **state)
+{
+	struct xrl_gcra g;
+	char err[XRL_ERRLEN];
+
+	(void)state;
+	err[0] = 0;
+	assert_int_equal(xrl_gcra_compile(0, NS_SEC, 1, &g, err, sizeof(err)), -1);
+	assert_true(err[0] != 0);
+	err[0] = 0;
+	assert_int_equal(xrl_gcra_compile(1, 0, 1, &g, err, sizeof(err)), -1);
+	assert_true(err[0] != 0);
+	err[0] = 0;
+	assert_int_equal(xrl_gcra_compile(1, NS_SEC, 0, &g, err, sizeof(err)), -1);
+	assert_true(err[0] != 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* bursts                                                              */
+
+static void check_fresh_burst(__u64 tokens, __u64 period_ns, __u64 burst)
+{
+	struct sim s, s2;
+	__u64 got;
+
+	sim_new(&s, tokens, period_ns, burst);
+	assert_true(s.g.span < (1ULL << 62));
+	assert_int_equal(s.g.span, s.g.interval * burst);
+	/* a fresh bucket holds exactly burst tokens */
+	assert_int_equal(sim_tokens(&s, T0), burst);
+	if (burst <= 200000) {
+		got = sim_burst(&s, T0, burst + 5);
+		if (got != burst)
+			fail_msg("%llu per %llu ns, burst %llu: instant burst admitted %llu",
+				 (ull)tokens, (ull)period_ns, (ull)burst, (ull)got);
+	} else {
+		assert_true(sim_packet(&s, T0, burst));
+		assert_false(sim_packet(&s, T0, 1));
+	}
+	assert_int_equal(sim_tokens(&s, T0), 0);
+
+	/* burst + 1 at once is refused by a full bucket, which stays full */
+	sim_new(&s2, tokens, period_ns, burst);
+	assert_false(sim_packet(&s2, T0, burst + 1));
+	assert_int_equal(sim_tokens(&s2, T0), burst);
+	assert_false(sim_packet(&s2, T0, burst + 1));
+	assert_true(sim_packet(&s2, T0, burst));
+	assert_false(sim_packet(&s2, T0, 1));
+}
+
+static void test_bursts(void **state)
+{
+	static const __u64 bursts[] = {
+		1, 2, 3, 10, 1000, 65535, 200000, 1000000, 10000000, 1ULL << 31,
+		BURST_MAX - 1, BURST_MAX,
+	};
+	static const struct rate br[] = {
+		{ 1, NS_HOUR, "1/h" },
+		{ 1000, NS_HOUR, "1000/h" },
+		{ 3, NS_SEC, "3/s" },
+		{ 6000, NS_MIN, "6000/m" },
+		{ 1000000, NS_SEC, "1000000/s" },
+		{ 7000000, NS_SEC, "7000000/s" },
+		{ 10000000, NS_SEC, "10000000/s" },
+		{ 36000000000ULL, NS_HOUR, "36000000000/h" },
+	};
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(br) / sizeof(br[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			check_fresh_burst(br[i].tokens, br[i].period_ns, bursts[j]);
+}
+
+/* After draining, tokens come back one interval at a time, never past burst. */
+static void test_refill_steps(void **state)
+{
+	struct sim s;
+	__u64 k;
+
+	(void)state;
+	/*
+	 * 3/s, burst 4: one token per 333.33 ms (the compiled interval is within
+	 * 2^-21 of it, i.e. 160 ns, plus one 256 ns unit of clock truncation)
+	 */
+	sim_new(&s, 3, NS_SEC, 4);
+	assert_int_equal(sim_burst(&s, T0, 10), 4);
+	assert_int_equal(sim_burst(&s, T0 + 333333333 - 1000, 1), 0);
+	assert_int_equal(sim_burst(&s, T0 + 333333333 + 1000, 2), 1);
+	assert_int_equal(sim_tokens(&s, T0 + NS_SEC + 1000), 2);
+	assert_int_equal(sim_tokens(&s, T0 + 10 * NS_SEC), 4);
+	assert_int_equal(sim_burst(&s, T0 + 10 * NS_SEC, 10), 4);
+
+	/* 10M/s, burst 1: one packet per 100 ns, exactly (unit 2^-14 ns) */
+	sim_new(&s, 10000000, NS_SEC, 1);
+	assert_int_equal(s.g.shift, -14);
+	assert_int_equal(s.g.interval, 100ULL << 14);
+	assert_int_equal(sim_burst(&s, T0, 3), 1);
+	for (k = 1; k <= 1000; k++) {
+		assert_int_equal(sim_burst(&s, T0 + k * 100 - 1, 1), 0);
+		assert_int_equal(sim_burst(&s, T0 + k * 100, 3), 1);
+	}
+	/* idle a while: back to exactly one */
+	assert_int_equal(sim_burst(&s, T0 + NS_SEC, 3), 1);
+}
+
+/* The design literature example: capacity 10, refill 5/s. */
+static void test_literature_example(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_new(&s, 5, NS_SEC, 10);
+	assert_int_equal(sim_burst(&s, 0, 20), 10);
+	assert_int_equal(sim_burst(&s, NS_SEC, 10), 5);
+	/* the same from an arbitrary boot clock */
+	sim_new(&s, 5, NS_SEC, 10);
+	assert_int_equal(sim_burst(&s, T0, 20), 10);
+	assert_int_equal(sim_burst(&s, T0 + NS_SEC, 10), 5);
+	/* and nothing more in the same instant; one more 200 ms later */
+	assert_int_equal(sim_burst(&s, T0 + NS_SEC, 10), 0);
+	assert_int_equal(sim_burst(&s, T0 + NS_SEC + 200000000, 10), 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* clock jumps                                                         */
+
+static const struct rate jump_rates[] = {
+	{ 1, NS_HOUR, "1/h" },
+	{ 3, NS_SEC, "3/s" },
+	{ 6000, NS_MIN, "6000/m" },
+	{ 1000000, NS_SEC, "1000000/s" },
+	{ 7000000, NS_SEC, "7000000/s" },
+	{ 10000000, NS_SEC, "10000000/s" },
+};
+
+/* Forward by years: the bucket is full, exactly burst and no more. */
+static void test_clock_jump_forward(void **state)
+{
+	static const __u64 bursts[] = { 1, 10, 1000 };
+	static const __u64 jumps[] = {
+		NS_YEAR, 10 * NS_YEAR, 100 * NS_YEAR, NS_YEAR + 1,
+		(1ULL << 62) + 12345,
+	};
+	size_t i, j, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(jump_rates) / sizeof(jump_rates[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			for (k = 0; k < sizeof(jumps) / sizeof(jumps[0]); k++) {
+				struct sim s;
+				__u64 got, t1 = T0 + jumps[k];
+
+				sim_new(&s, jump_rates[i].tokens, jump_rates[i].period_ns,
+					bursts[j]);
+				assert_int_equal(sim_burst(&s, T0, bursts[j]), bursts[j]);
+				assert_int_equal(sim_tokens(&s, t1), bursts[j]);
+				got = sim_burst(&s, t1, bursts[j] + 3);
+				if (got != bursts[j])
+					fail_msg("%s burst %llu, clock +%llu ns: %llu admitted",
+						 jump_rates[i].name, (ull)bursts[j],
+						 (ull)jumps[k], (ull)got);
+			}
+}
+
+/*
+ * Backwards: never more than the bucket would have given at the later time
+ * (no refill). Checked for a drained bucket and for one with tokens left.
+ * Returns how many cases admitted too much (each printed).
+ */
+static int clock_backwards_cases(const __u64 *backs, size_t nbacks)
+{
+	static const __u64 bursts[] = { 1, 10, 1000 };
+	size_t i, j, k;
+	int bad = 0;
+
+	for (i = 0; i < sizeof(jump_rates) / sizeof(jump_rates[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			for (k = 0; k < nbacks; k++) {
+				const struct rate *r = &jump_rates[i];
+				__u64 b = bursts[j], t1 = T0 + NS_HOUR, tb = t1 - backs[k];
+				__u64 got, left, would, avail;
+				struct sim s, ref;
+
+				/* drained at t1, then the clock reads tb < t1 */
+				sim_new(&s, r->tokens, r->period_ns, b);
+				sim_burst(&s, T0, b);
+				sim_drain(&s, t1);
+				got = sim_burst(&s, tb, b + 1);
+				if (got) {
+					print_message("  %s burst %llu (shift %d): drained, clock %llu ns back: %llu admitted, want 0\n",
+						      r->name, (ull)b, s.g.shift, (ull)backs[k], (ull)got);
+					bad++;
+				}
+
+				/* some tokens left at t1 */
+				sim_new(&s, r->tokens, r->period_ns, b);
+				sim_drain(&s, T0);
+				avail = sim_tokens(&s, t1);
+				left = b / 2 < avail ? b / 2 : avail;
+				if (avail > left)
+					assert_true(sim_packet(&s, t1, avail - left));
+				assert_int_equal(sim_tokens(&s, t1), left);
+				ref = s;
+				would = sim_burst(&ref, t1, b + 1);
+				assert_int_equal(would, left);
+				got = sim_burst(&s, tb, b + 1);
+				if (got > would) {
+					print_message("  %s burst %llu (shift %d): %llu tokens left, clock %llu ns back: %llu admitted\n",
+						      r->name, (ull)b, s.g.shift, (ull)left, (ull)backs[k], (ull)got);
+					bad++;
+				}
+			}
+	return bad;
+}
+
+/* Backwards by up to a day: the unit clocks do not wrap that far. */
+static void test_clock_backwards(void **state)
+{
+	static const __u64 backs[] = {
+		1, 99, 100, 1000, 1000000, NS_SEC, NS_MIN, NS_HOUR, NS_DAY,
+	};
+	int bad;
+
+	(void)state;
+	bad = clock_backwards_cases(backs, sizeof(backs) / sizeof(backs[0]));
+	if (bad)
+		fail_msg("%d cases admitted more after the clock went back", bad);
+}
+
+/*
+ * Backwards by days to a year: for fast rates (shift -14 at 10M/s) the unit
+ * clock difference exceeds 2^63 units beyond 2^49 ns (6.5 days) and must
+ * still not refill the bucket.
+ */
+static void test_clock_backwards_far(void **state)
+{
+	static const __u64 backs[] = {
+		6 * NS_DAY, (1ULL << 49) - 1, 1ULL << 49, (1ULL << 49) + NS_SEC,
+		7 * NS_DAY, 13 * NS_DAY, 1ULL << 50, 30 * NS_DAY, NS_YEAR,
+	};
+	int bad;
+
+	(void)state;
+	bad = clock_backwards_cases(backs, sizeof(backs) / sizeof(backs[0]));
+	if (bad)
+		fail_msg("%d cases admitted more after the clock went back", bad);
+}
+
+/*
+ * A long-idle bucket at a fast rate (negative shift) whose unit clock has
+ * wrapped, possibly to the very same value (idle 2^50 ns at shift -14), is
+ * full: exactly burst, not empty, not garbage.
+ */
+static void test_idle_wrapped_clock(void **state)
+{
+	static const __u64 idles[] = {
+		NS_HOUR, NS_DAY, 6 * NS_DAY, (1ULL << 49) - 1, 1ULL << 49,
+		(1ULL << 49) + 1, 7 * NS_DAY, 13 * NS_DAY, 1ULL << 50, (1ULL << 50) + 100,
+		30 * NS_DAY, NS_YEAR, 1ULL << 52, 1ULL << 53,
+	};
+	static const __u64 bursts[] = { 1, 100, 10000000, BURST_MAX };
+	static const struct rate fast[] = {
+		{ 10000000, NS_SEC, "10000000/s" },
+		{ 7000000, NS_SEC, "7000000/s" },
+		{ 1000000, NS_SEC, "1000000/s" },
+		{ 36000000000ULL, NS_HOUR, "36000000000/h" },
+	};
+	size_t i, j, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(fast) / sizeof(fast[0]); i++) {
+		struct sim s;
+
+		sim_new(&s, fast[i].tokens, fast[i].period_ns, 1);
+		assert_true(s.g.shift < 0);
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++)
+			for (k = 0; k < sizeof(idles) / sizeof(idles[0]); k++) {
+				__u64 b = bursts[j], t1 = T0 + idles[k], tok;
+
+				sim_new(&s, fast[i].tokens, fast[i].period_ns, b);
+				if (idles[k] < s.g.full_ns)
+					continue;   /* not idle long enough to be full */
+				sim_drain(&s, T0);
+				tok = sim_tokens(&s, t1);
+				if (tok != b)
+					fail_msg("%s burst %llu idle %llu ns: %llu tokens, want %llu",
+						 fast[i].name, (ull)b, (ull)idles[k], (ull)tok, (ull)b);
+				assert_false(sim_packet(&s, t1, b + 1));
+				assert_true(sim_packet(&s, t1, b));
+				assert_false(sim_packet(&s, t1, 1));
+			}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* byte cost                                                           */
+
+static void test_byte_cost(void **state)
+{
+	struct sim s;
+	__u64 t, sent_ok = 0, e, T, left, max_pkt = 1500;
+
+	(void)state;
+	/* 1,000,000 B/s, burst 15000: ten 1500-byte packets */
+	sim_new(&s, 1000000, NS_SEC, 15000);
+	assert_int_equal(sim_tokens(&s, T0), 15000);
+	for (t = 0; t < 10; t++)
+		assert_true(sim_packet(&s, T0, 1500));
+	assert_false(sim_packet(&s, T0, 1500));
+	assert_false(sim_packet(&s, T0, 64));
+	assert_false(sim_packet(&s, T0, 1));
+	/* 1 ms: 1000 bytes back */
+	assert_int_equal(sim_tokens(&s, T0 + 1000000), 1000);
+	assert_false(sim_packet(&s, T0 + 1000000, 1500));
+	assert_false(sim_packet(&s, T0 + 1000000, 1001));
+	assert_true(sim_packet(&s, T0 + 1000000, 64));
+	assert_true(sim_packet(&s, T0 + 1000000, 936));
+	assert_false(sim_packet(&s, T0 + 1000000, 1));
+
+	/*
+	 * 10 MB/s, burst 64k, packets of 64..1500 bytes far faster than that
+	 * (a 1500-byte packet is worth 150 ns; gaps are 0..199 ns) for 1 s.
+	 * Bytes admitted + bytes left = burst + rate*T (conservation), and
+	 * what is left is less than a packet plus one gap's worth.
+	 */
+	sim_new(&s, 10000000, NS_SEC, 64000);
+	T = NS_SEC + 333;
+	for (t = T0; t <= T0 + T; t += rng() % 200) {
+		__u64 len = 64 + rng() % (max_pkt - 63);
+
+		if (sim_packet(&s, t, len)) {
+			sent_ok += len;
+			e = earned(&s, t - T0);
+			if (sent_ok > 64000 + e + 1 + e / 1000000)
+				fail_msg("byte bucket: %llu bytes by %llu ns, at most %llu",
+					 (ull)sent_ok, (ull)(t - T0), (ull)(64000 + e + 1));
+		}
+	}
+	e = earned(&s, T);
+	left = sim_tokens(&s, T0 + T);
+	if (sent_ok + left + 1 + e / 1000000 < 64000 + e ||
+	    sent_ok + left > 64000 + e + 1 + e / 1000000)
+		fail_msg("byte bucket: %llu bytes admitted + %llu left in %llu ns, want %llu",
+			 (ull)sent_ok, (ull)left, (ull)T, (ull)(64000 + e));
+	assert_true(left < max_pkt + 2000);
+
+	/* fastest byte rate, 2^40 B/s with the largest burst */
+	sim_new(&s, 1ULL << 40, NS_SEC, 1ULL << 40);
+	assert_true(s.g.span < (1ULL << 62));
+	assert_int_equal(sim_tokens(&s, T0), 1ULL << 40);
+	assert_true(sim_packet(&s, T0, (1ULL << 40) - 9000));
+	assert_true(sim_packet(&s, T0, 9000));
+	assert_false(sim_packet(&s, T0, 1));
+	assert_false(sim_packet(&s, T0 + 8, 9000));   /* 8 ns: 8796 bytes */
+	assert_true(sim_packet(&s, T0 + 9, 9000));    /* 9 ns: 9895 bytes */
+}
+
+/* A cost above the burst is never admitted, full bucket or not. */
+static void test_cost_above_burst(void **state)
+{
+	static const __u64 bursts[] = { 1, 2, 1500, 9000, 65535, 1000000, BURST_MAX, 1ULL << 40 };
+	static const struct rate cr[] = {
+		{ 1, NS_SEC, "1 B/s" },
+		{ 1000, NS_SEC, "1000 B/s" },
+		{ 125000000, NS_SEC, "1 Gbit/s" },
+		{ 1ULL << 40, NS_SEC, "2^40 B/s" },
+		{ 1, NS_HOUR, "1/h" },
+	};
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < sizeof(cr) / sizeof(cr[0]); i++)
+		for (j = 0; j < sizeof(bursts) / sizeof(bursts[0]); j++) {
+			struct sim s;
+			__u64 b = bursts[j];
+			__u64 costs[] = { b + 1, b + 2, 2 * b, b + 65535, 1ULL << 41,
+					  (1ULL << 41) + 12345 };
+			size_t c;
+
+			sim_new(&s, cr[i].tokens, cr[i].period_ns, b);
+			for (c = 0; c < sizeof(costs) / sizeof(costs[0]); c++) {
+				if (costs[c] <= b)
+					continue;
+				if (sim_packet(&s, T0, costs[c]) ||
+				    sim_packet(&s, T0 + 100 * NS_YEAR, costs[c]))
+					fail_msg("%s burst %llu: cost %llu admitted",
+						 cr[i].name, (ull)b, (ull)costs[c]);
+			}
+			/* the refusals took nothing */
+			assert_int_equal(sim_tokens(&s, T0 + 100 * NS_YEAR), b);
+			assert_true(sim_packet(&s, T0 + 100 * NS_YEAR, b));
+		}
+}
+
+/* ------------------------------------------------------------------ */
+/* primitives                                                          */
+
+static void test_after(void **state)
+{
+	static const __u64 bases[] = { 0, 1, 12345, 1ULL << 62, 1ULL << 63,
+				       (1ULL << 63) - 1, UINT64_MAX - 5, UINT64_MAX };
+	size_t i;
+
+	(void)state;
+	assert_false(xrl_after(0, 0));
+	assert_true(xrl_after(1, 0));
+	assert_false(xrl_after(0, 1));
+	/* across the 2^64 wrap */
+	assert_true(xrl_after(0, UINT64_MAX));
+	assert_false(xrl_after(UINT64_MAX, 0));
+	assert_true(xrl_after(5, UINT64_MAX - 5));
+	assert_false(xrl_after(UINT64_MAX - 5, 5));
+	for (i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		__u64 b = bases[i];
+
+		assert_false(xrl_after(b, b));
+		assert_true(xrl_after(b + 1, b));
+		assert_false(xrl_after(b, b + 1));
+		assert_true(xrl_after(b + (1ULL << 62), b));
+		/* up to half the range ahead counts as later ... */
+		assert_true(xrl_after(b + (1ULL << 63) - 1, b));
+		assert_false(xrl_after(b, b + (1ULL << 63) - 1));
+		/* ... exactly half is neither, beyond it reads as earlier */
+		assert_false(xrl_after(b + (1ULL << 63), b));
+		assert_false(xrl_after(b + (1ULL << 63) + 1, b));
+		assert_true(xrl_after(b, b + (1ULL << 63) + 1));
+	}
+}
+
+static void test_to_units(void **state)
+{
+	(void)state;
+	assert_int_equal(xrl_to_units(1000, 0), 1000);
+	assert_int_equal(xrl_to_units(1023, 10), 0);
+	assert_int_equal(xrl_to_units(1024, 10), 1);
+	assert_int_equal(xrl_to_units(UINT64_MAX, 21), UINT64_MAX >> 21);
+	assert_int_equal(xrl_to_units(3, -14), 3ULL << 14);
+	/* wraps */
+	assert_int_equal(xrl_to_units((1ULL << 50) + 7, -14), 7ULL << 14);
+}
+
+static void test_tokens_primitive(void **state)
+{
+	(void)state;
+	assert_int_equal(xrl_gcra_tokens(100, 100, 0, 1000), 0);
+	assert_int_equal(xrl_gcra_tokens(100, 100, 10, 1000), 100);
+	assert_int_equal(xrl_gcra_tokens(105, 100, 10, 1000), 99);
+	assert_int_equal(xrl_gcra_tokens(110, 100, 10, 1000), 99);
+	assert_int_equal(xrl_gcra_tokens(111, 100, 10, 1000), 98);
+	assert_int_equal(xrl_gcra_tokens(1100, 100, 10, 1000), 0);
+	assert_int_equal(xrl_gcra_tokens(5000, 100, 10, 1000), 0);
+	/* across the wrap */
+	assert_int_equal(xrl_gcra_tokens(4, UINT64_MAX - 5, 10, 1000), 99);
+}
+
+static __u32 v4(const char *s)
+{
+	__u32 a;
+
+	if (inet_pton(AF_INET, s, &a) != 1)
+		fail_msg("bad test address %s", s);
+	return a;
+}
+
+static void v6(const char *s, __u32 a[4])
+{
+	if (inet_pton(AF_INET6, s, a) != 1)
+		fail_msg("bad test address %s", s);
+}
+
+static void test_mask_v4(void **state)
+{
+	static const struct { __u32 len; const char *ones, *addr; } t[] = {
+		{ 0, "0.0.0.0", "0.0.0.0" },
+		{ 1, "128.0.0.0", "128.0.0.0" },
+		{ 7, "254.0.0.0", "202.0.0.0" },
+		{ 8, "255.0.0.0", "203.0.0.0" },
+		{ 9, "255.128.0.0", "203.0.0.0" },
+		{ 16, "255.255.0.0", "203.0.0.0" },
+		{ 23, "255.255.254.0", "203.0.112.0" },
+		{ 24, "255.255.255.0", "203.0.113.0" },
+		{ 25, "255.255.255.128", "203.0.113.0" },
+		{ 31, "255.255.255.254", "203.0.113.76" },
+		{ 32, "255.255.255.255", "203.0.113.77" },
+		{ 33, "255.255.255.255", "203.0.113.77" },
+		{ 64, "255.255.255.255", "203.0.113.77" },
+		{ 128, "255.255.255.255", "203.0.113.77" },
+	};
+	__u32 ones = v4("255.255.255.255"), a = v4("203.0.113.77");
+	size_t i;
+	__u32 l1, l2;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		__u32 m1 = xrl_mask_v4(ones, t[i].len), m2 = xrl_mask_v4(a, t[i].len);
+
+		if (m1 != v4(t[i].ones) || m2 != v4(t[i].addr)) {
+			char b1[INET_ADDRSTRLEN], b2[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &m1, b1, sizeof(b1));
+			inet_ntop(AF_INET, &m2, b2, sizeof(b2));
+			fail_msg("/%u: got %s and %s, want %s and %s", t[i].len, b1, b2,
+				 t[i].ones, t[i].addr);
+		}
+		assert_int_equal(xrl_mask_v4(m2, t[i].len), m2);   /* idempotent */
+	}
+	/* against a reference, for every length; masking twice = the shorter */
+	for (i = 0; i < 1000; i++) {
+		__u32 x = (__u32)rng();
+
+		for (l1 = 0; l1 <= 32; l1++) {
+			__u32 ref = l1 ? htonl(ntohl(x) & (0xffffffffu << (32 - l1))) : 0;
+
+			assert_int_equal(xrl_mask_v4(x, l1), ref);
+			assert_int_equal(xrl_mask_v4(xrl_mask_v4(x, l1), l1), ref);
+			for (l2 = 0; l2 <= 32; l2 += 3)
+				assert_int_equal(xrl_mask_v4(xrl_mask_v4(x, l1), l2),
+						 xrl_mask_v4(x, l1 < l2 ? l1 : l2));
+		}
+	}
+}
+
+static void test_mask_v6(void **state)
+{
+	static const struct { __u32 len; const char *ones, *addr; } t[] = {
+		{ 0, "::", "::" },
+		{ 1, "8000::", "::" },
+		{ 7, "fe00::", "2000::" },
+		{ 8, "ff00::", "2000::" },
+		{ 16, "ffff::", "2001::" },
+		{ 23, "ffff:fe00::", "2001:c00::" },
+		{ 24, "ffff:ff00::", "2001:d00::" },
+		{ 31, "ffff:fffe::", "2001:db8::" },
+		{ 32, "ffff:ffff::", "2001:db8::" },
+		{ 33, "ffff:ffff:8000::", "2001:db8::" },
+		{ 40, "ffff:ffff:ff00::", "2001:db8:1200::" },
+		{ 63, "ffff:ffff:ffff:fffe::", "2001:db8:1234:5678::" },
+		{ 64, "ffff:ffff:ffff:ffff::", "2001:db8:1234:5678::" },
+		{ 65, "ffff:ffff:ffff:ffff:8000::", "2001:db8:1234:5678:8000::" },
+		{ 96, "ffff:ffff:ffff:ffff:ffff:ffff::", "2001:db8:1234:5678:9abc:def0::" },
+		{ 97, "ffff:ffff:ffff:ffff:ffff:ffff:8000:0", "2001:db8:1234:5678:9abc:def0::" },
+		{ 100, "ffff:ffff:ffff:ffff:ffff:ffff:f000:0", "2001:db8:1234:5678:9abc:def0:1000:0" },
+		{ 113, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:8000", "2001:db8:1234:5678:9abc:def0:1357:0" },
+		{ 127, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe",
+		  "2001:db8:1234:5678:9abc:def0:1357:2468" },
+		{ 128, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		  "2001:db8:1234:5678:9abc:def0:1357:2468" },
+		{ 200, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		  "2001:db8:1234:5678:9abc:def0:1357:2468" },
+	};
+	size_t i;
+	__u32 l1, l2, w;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		__u32 m1[4], m2[4], e1[4], e2[4], again[4];
+
+		v6("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", m1);
+		v6("2001:db8:1234:5678:9abc:def0:1357:2468", m2);
+		v6(t[i].ones, e1);
+		v6(t[i].addr, e2);
+		xrl_mask_v6(m1, t[i].len);
+		xrl_mask_v6(m2, t[i].len);
+		if (memcmp(m1, e1, 16) || memcmp(m2, e2, 16)) {
+			char b1[INET6_ADDRSTRLEN], b2[INET6_ADDRSTRLEN];
+
+			inet_ntop(AF_INET6, m1, b1, sizeof(b1));
+			inet_ntop(AF_INET6, m2, b2, sizeof(b2));
+			fail_msg("/%u: got %s and %s, want %s and %s", t[i].len, b1, b2,
+				 t[i].ones, t[i].addr);
+		}
+		memcpy(again, m2, 16);
+		xrl_mask_v6(again, t[i].len);
+		assert_memory_equal(again, m2, 16);   /* idempotent */
+	}
+	/* against a bytewise reference, every length; masking twice = the shorter */
+	for (i = 0; i < 300; i++) {
+		__u32 x[4];
+
+		for (w = 0; w < 4; w++)
+			x[w] = (__u32)rng();
+		for (l1 = 0; l1 <= 128; l1++) {
+			__u8 ref[16];
+			__u32 m[4];
+			int b;
+
+			memcpy(ref, x, 16);
+			for (b = 0; b < 128; b++)
+				if ((__u32)b >= l1)
+					ref[b / 8] &= (__u8)~(0x80 >> (b % 8));
+			memcpy(m, x, 16);
+			xrl_mask_v6(m, l1);
+			assert_memory_equal(m, ref, 16);
+			xrl_mask_v6(m, l1);
+			assert_memory_equal(m, ref, 16);
+			for (l2 = 0; l2 <= 128; l2 += 7) {
+				__u32 a[4], c[4];
+
+				memcpy(a, x, 16);
+				xrl_mask_v6(a, l1);
+				xrl_mask_v6(a, l2);
+				memcpy(c, x, 16);
+				xrl_mask_v6(c, l1 < l2 ? l1 : l2);
+				assert_memory_equal(a, c, 16);
+			}
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_after),
+		cmocka_unit_test(test_to_units),
+		cmocka_unit_test(test_tokens_primitive),
+		cmocka_unit_test(test_mask_v4),
+		cmocka_unit_test(test_mask_v6),
+		cmocka_unit_test(test_compile_refuses_zero),
+		cmocka_unit_test(test_compile_legal_range),
+		cmocka_unit_test(test_literature_example),
+		cmocka_unit_test(test_refill_steps),
+		cmocka_unit_test(test_bursts),
+		cmocka_unit_test(test_rates_saturated),
+		cmocka_unit_test(test_rates_saturated_long),
+		cmocka_unit_test(test_rate_burst1_every_ns),
+		cmocka_unit_test(test_byte_cost),
+		cmocka_unit_test(test_cost_above_burst),
+		cmocka_unit_test(test_clock_jump_forward),
+		cmocka_unit_test(test_clock_backwards),
+		cmocka_unit_test(test_clock_backwards_far),
+		cmocka_unit_test(test_idle_wrapped_clock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1096 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rule parsing, formatting and compiling (user/xrl_rule.c): parsers with good
+ * and bad input, rule words, format/parse round trips, rule-set compilation.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <cmocka.h>
+
+#include "xrl_rule.h"
+
+typedef unsigned long long ull;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The error must be non-empty and, when given, contain needle. */
+static void check_err(const char *what, const char *input, const char *err, const char *needle)
+{
+	if (!err[0])
+		fail_msg("%s '%s': refused with an empty message", what, input);
+	if (needle && !strstr(err, needle))
+		fail_msg("%s '%s': message \"%s\" does not contain [%s]", what, input, err, needle);
+}
+
+/* ------------------------------------------------------------------ */
+/* prefixes                                                            */
+
+static void test_prefix_good(void **state)
+{
+	static const struct {
+		const char *s;
+		int family;
+		const char *addr;
+		int plen;
+	} t[] = {
+		{ "203.0.113.0/24", 4, "203.0.113.0", 24 },
+		{ "10.0.0.0/8", 4, "10.0.0.0", 8 },
+		{ "2001:db8::/32", 6, "2001:db8::", 32 },
+		{ "192.0.2.1", 4, "192.0.2.1", 32 },
+		{ "2001:db8::1", 6, "2001:db8::1", 128 },
+		{ "0.0.0.0/0", 4, "0.0.0.0", 0 },
+		{ "::/0", 6, "::", 0 },
+		{ "192.0.2.1/32", 4, "192.0.2.1", 32 },
+		{ "192.0.2.128/25", 4, "192.0.2.128", 25 },
+		{ "128.0.0.0/1", 4, "128.0.0.0", 1 },
+		{ "255.255.255.255/32", 4, "255.255.255.255", 32 },
+		{ "10.0.0.0/08", 4, "10.0.0.0", 8 },
+		{ "2001:db8:8000::/33", 6, "2001:db8:8000::", 33 },
+		{ "fe80::/10", 6, "fe80::", 10 },
+		{ "2001:db8::1/128", 6, "2001:db8::1", 128 },
+		{ "::ffff:10.0.0.0/104", 6, "::ffff:10.0.0.0", 104 },
+		{ "2001:DB8::/32", 6, "2001:db8::", 32 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u8 fam = 0xee, plen = 0xee, addr[16], want[16] = { 0 };
+		char err[XRL_ERRLEN] = "";
+
+		memset(addr, 0xee, sizeof(addr));
+		if (xrl_parse_prefix(t[i].s, &fam, addr, &plen, err, sizeof(err)))
+			fail_msg("prefix '%s' refused: %s", t[i].s, err);
+		assert_int_equal(inet_pton(t[i].family == 4 ? AF_INET : AF_INET6, t[i].addr, want), 1);
+		if (fam != t[i].family || plen != t[i].plen || memcmp(addr, want, 16))
+			fail_msg("prefix '%s': family %u plen %u, want %d /%d", t[i].s, fam, plen,
+				 t[i].family, t[i].plen);
+	}
+}
+
+static void test_prefix_bad(void **state)
+{
+	static const struct {
+		const char *s;
+		const char *needle;   /* the message must contain it */
+	} t[] = {
+		{ "300.1.1.1/24", "300.1.1.1/24" },
+		{ "10.0.0.0/33", "10.0.0.0/33" },
+		{ "fe80::/129", "fe80::/129" },
+		{ "10.0.0.1/8", "10.0.0.1/8" },
+		{ "", NULL },
+		{ "10.0.0.0/", "10.0.0.0/" },
+		{ "10.0.0.0/-1", "10.0.0.0/-1" },
+		{ "10.0.0.0/abc", "10.0.0.0/abc" },
+		{ "abc", "abc" },
+		{ "abc/8", "abc/8" },
+		{ "10.0.0.0/8/8", "10.0.0.0/8/8" },
+		{ "10.0.0.0/8x", "10.0.0.0/8x" },
+		{ "10.0.0.0/+8", "10.0.0.0/+8" },
+		{ "10.0.0.0/ 8", "10.0.0.0/ 8" },
+		{ " 10.0.0.0/8", "10.0.0.0/8" },
+		{ "10.0.0.0 /8", "10.0.0.0 /8" },
+		{ "1.2.3/24", "1.2.3/24" },
+		{ "10.0.0.0/99999999999999999999", "10.0.0.0/99999999999999999999" },
+		{ "192.0.2.129/25", "192.0.2.129/25" },
+		{ "2001:db8::1/32", "2001:db8::1/32" },
+		{ "2001:db8::/", "2001:db8::/" },
+		{ "2001:db8:::/32", "2001:db8:::/32" },
+		{ "/8", "/8" },
+		{ "1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa:bbbb:cccc/8", NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u8 fam, plen, addr[16];
+		char err[XRL_ERRLEN] = "";
+
+		if (xrl_parse_prefix(t[i].s, &fam, addr, &plen, err, sizeof(err)) != -1)
+			fail_msg("prefix '%s' accepted", t[i].s);
+		check_err("prefix", t[i].s, err, t[i].needle);
+	}
+}
+
+/* Host bits set: the message suggests the network. */
+static void test_prefix_host_bits_suggestion(void **state)
+{
+	static const struct { const char *s, *suggest; } t[] = {
+		{ "10.0.0.1/8", "10.0.0.0/8" },
+		{ "203.0.113.77/24", "203.0.113.0/24" },
+		{ "192.0.2.129/25", "192.0.2.128/25" },
+		{ "1.2.3.4/0", "0.0.0.0/0" },
+		{ "2001:db8::1/32", "2001:db8::/32" },
+		{ "2001:db8:ffff::/33", "2001:db8:8000::/33" },
+		{ "::1/0", "::/0" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u8 fam, plen, addr[16];
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_prefix(t[i].s, &fam, addr, &plen, err, sizeof(err)), -1);
+		check_err("prefix", t[i].s, err, t[i].s);
+		check_err("prefix", t[i].s, err, t[i].suggest);
+	}
+}
+
+static void test_prefix_format(void **state)
+{
+	static const char *t[] = {
+		"10.0.0.0/8", "0.0.0.0/0", "192.0.2.1/32", "2001:db8::/32", "::/0",
+		"2001:db8::1/128", "fe80::/10",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u8 fam, plen, addr[16];
+		char err[XRL_ERRLEN] = "", buf[64];
+
+		assert_int_equal(xrl_parse_prefix(t[i], &fam, addr, &plen, err, sizeof(err)), 0);
+		xrl_prefix_format(fam, addr, plen, buf, sizeof(buf));
+		assert_string_equal(buf, t[i]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* rates, sizes, numbers, protocols                                    */
+
+static void test_rate_good(void **state)
+{
+	static const struct { const char *s; __u64 count; __u32 period; } t[] = {
+		{ "100", 100, 1 },
+		{ "100/s", 100, 1 },
+		{ "6000/m", 6000, 60 },
+		{ "1000/h", 1000, 3600 },
+		{ "5/second", 5, 1 },
+		{ "5/sec", 5, 1 },
+		{ "5/minute", 5, 60 },
+		{ "5/min", 5, 60 },
+		{ "5/hour", 5, 3600 },
+		{ "1", 1, 1 },
+		{ "1/h", 1, 3600 },
+		{ "10000000", 10000000, 1 },
+		{ "10000000/s", 10000000, 1 },
+		{ "600000000/m", 600000000, 60 },
+		{ "36000000000/h", 36000000000ULL, 3600 },
+		{ "0100", 100, 1 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u64 count = 0;
+		__u32 period = 0;
+		char err[XRL_ERRLEN] = "";
+
+		if (xrl_parse_rate(t[i].s, &count, &period, err, sizeof(err)))
+			fail_msg("rate '%s' refused: %s", t[i].s, err);
+		if (count != t[i].count || period != t[i].period)
+			fail_msg("rate '%s': %llu per %u s, want %llu per %u s", t[i].s,
+				 (ull)count, period, (ull)t[i].count, t[i].period);
+	}
+}
+
+static void test_rate_bad(void **state)
+{
+	static const char *t[] = {
+		"0", "0/s", "0/h", "-5", "-5/s", "abc", "10/x", "1.5", "1.5/s",
+		"99999999999999999999", "99999999999999999999/h",
+		"10000001", "10000001/s", "600000001/m", "36000000001/h",
+		"100/", "/s", "100/s/s", "10/days", "+5", " 100", "100 ", "1e3", "0x10",
+		"100/ s",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		__u64 count;
+		__u32 period;
+		char err[XRL_ERRLEN] = "";
+
+		if (xrl_parse_rate(t[i], &count, &period, err, sizeof(err)) != -1)
+			fail_msg("rate '%s' accepted", t[i]);
+		check_err("rate", t[i], err, t[i]);
+	}
+	/* empty */
+	{
+		__u64 count;
+		__u32 period;
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_rate("", &count, &period, err, sizeof(err)), -1);
+		check_err("rate", "", err, NULL);
+		err[0] = 0;
+		assert_int_equal(xrl_parse_rate(NULL, &count, &period, err, sizeof(err)), -1);
+		check_err("rate", "(null)", err, NULL);
+	}
+}
+
+static void test_size(void **state)
+{
+	static const struct { const char *s; __u64 v; } good[] = {
+		{ "10M", 10000000 },
+		{ "64k", 64000 },
+		{ "64K", 64000 },
+		{ "1G", 1000000000 },
+		{ "1500", 1500 },
+		{ "1", 1 },
+		{ "1T", 1000000000000ULL },
+		{ "10MB", 10000000 },
+		{ "10M/s", 10000000 },
+		{ "10MB/s", 10000000 },
+		{ "1099511627776", 1ULL << 40 },
+		{ "1099G", 1099000000000ULL },
+	};
+	static const char *bad[] = {
+		"0", "-1", "10X", "0k", "k", "M", "1.5M", "2T", "1100G", "1099511627777",
+		"10 M", "10M ", " 10M", "10Mb", "10M/h", "99999999999999999999",
+		"99999999999999999999999999999999999",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		__u64 v = 0;
+		char err[XRL_ERRLEN] = "";
+
+		if (xrl_parse_size("byte rate", good[i].s, XRL_MAX_BYTE_RATE, &v, err, sizeof(err)))
+			fail_msg("size '%s' refused: %s", good[i].s, err);
+		if (v != good[i].v)
+			fail_msg("size '%s' = %llu, want %llu", good[i].s, (ull)v, (ull)good[i].v);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		__u64 v;
+		char err[XRL_ERRLEN] = "";
+
+		if (xrl_parse_size("byte rate", bad[i], XRL_MAX_BYTE_RATE, &v, err, sizeof(err)) != -1)
+			fail_msg("size '%s' accepted as %llu", bad[i], (ull)v);
+		check_err("size", bad[i], err, bad[i]);
+		check_err("size", bad[i], err, "byte rate");
+	}
+	{
+		__u64 v;
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_size("byte burst", "", XRL_MAX_BYTE_BURST, &v, err,
+						sizeof(err)), -1);
+		check_err("size", "", err, "byte burst");
+	}
+}
+
+static void test_uint(void **state)
+{
+	__u64 v;
+	char err[XRL_ERRLEN];
+
+	(void)state;
+	assert_int_equal(xrl_parse_uint("port", "0", 0, 65535, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(xrl_parse_uint("port", "65535", 0, 65535, &v, err, sizeof(err)), 0);
+	assert_int_equal(v, 65535);
+	assert_int_equal(xrl_parse_uint("x", "18446744073709551615", 0, UINT64_MAX, &v, err,
+					sizeof(err)), 0);
+	assert_int_equal(v, UINT64_MAX);
+	err[0] = 0;
+	assert_int_equal(xrl_parse_uint("port", "65536", 0, 65535, &v, err, sizeof(err)), -1);
+	check_err("port", "65536", err, "65536");
+	check_err("port", "65536", err, "port");
+	err[0] = 0;
+	assert_int_equal(xrl_parse_uint("burst", "0", 1, 10, &v, err, sizeof(err)), -1);
+	check_err("burst", "0", err, "'0'");
+	err[0] = 0;
+	assert_int_equal(xrl_parse_uint("n", "-1", 0, 10, &v, err, sizeof(err)), -1);
+	check_err("n", "-1", err, "-1");
+	err[0] = 0;
+	assert_int_equal(xrl_parse_uint("n", "18446744073709551616", 0, UINT64_MAX, &v, err,
+					sizeof(err)), -1);
+	check_err("n", "18446744073709551616", err, "18446744073709551616");
+	err[0] = 0;
+	assert_int_equal(xrl_parse_uint("n", "", 0, 10, &v, err, sizeof(err)), -1);
+	check_err("n", "", err, NULL);
+	assert_int_equal(xrl_parse_uint("n", NULL, 0, 10, &v, err, sizeof(err)), -1);
+	assert_int_equal(xrl_parse_uint("n", "5x", 0, 10, &v, err, sizeof(err)), -1);
+	assert_int_equal(xrl_parse_uint("n", " 5", 0, 10, &v, err, sizeof(err)), -1);
+}
+
+static void test_proto(void **state)
+{
+	static const struct { const char *s; __u8 p; } good[] = {
+		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP },
+		{ "icmp", IPPROTO_ICMP }, { "icmpv6", IPPROTO_ICMPV6 },
+	};
+	static const char *bad[] = { "sctp", "TCP", "6", "tcp ", "icmp6", "x" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		__u8 p = 0;
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_proto(good[i].s, &p, err, sizeof(err)), 0);
+		assert_int_equal(p, good[i].p);
+		assert_string_equal(xrl_proto_name(p), good[i].s);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		__u8 p;
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_proto(bad[i], &p, err, sizeof(err)), -1);
+		check_err("protocol", bad[i], err, bad[i]);
+	}
+	{
+		__u8 p;
+		char err[XRL_ERRLEN] = "";
+
+		assert_int_equal(xrl_parse_proto("", &p, err, sizeof(err)), -1);
+		check_err("protocol", "", err, NULL);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* rule words                                                          */
+
+static int parse(const char *line, struct xrl_rule_def *d, char *err)
+{
+	memset(d, 0xee, sizeof(*d));
+	err[0] = 0;
+	return xrl_rule_parse_line(line, d, err, XRL_ERRLEN);
+}
+
+static void parse_ok(const char *line, struct xrl_rule_def *d)
+{
+	char err[XRL_ERRLEN];
+	int rc = parse(line, d, err);
+
+	if (rc != 1)
+		fail_msg("'%s': returned %d (%s), want a rule", line, rc, err);
+}
+
+static void test_rule_defaults(void **state)
+{
+	static const struct {
+		const char *line;
+		__u64 rate;
+		__u32 period, burst;
+		__u8 per;
+	} t[] = {
+		{ "10.0.0.0/8 --rate 100", 100, 1, 100, 32 },
+		{ "10.0.0.0/8 --rate 100/s", 100, 1, 100, 32 },
+		{ "10.0.0.0/8 --rate 6000/m", 6000, 60, 100, 32 },
+		{ "10.0.0.0/8 --rate 1000/h", 1000, 3600, 1, 32 },
+		{ "10.0.0.0/8 --rate 59/m", 59, 60, 1, 32 },
+		{ "10.0.0.0/8 --rate 7200/h", 7200, 3600, 2, 32 },
+		{ "10.0.0.0/8 --rate 1/h", 1, 3600, 1, 32 },
+		{ "10.0.0.0/8 --rate 10000000", 10000000, 1, 10000000, 32 },
+		{ "10.0.0.0/8 --rate 36000000000/h", 36000000000ULL, 3600, 10000000, 32 },
+		{ "2001:db8::/32 --rate 100", 100, 1, 100, 64 },
+		{ "::/0 --rate 3/s", 3, 1, 3, 64 },
+		{ "192.0.2.1 --rate 3/s", 3, 1, 3, 32 },
+		{ "10.0.0.0/8 --rate 5 --burst 4294967295", 5, 1, 4294967295u, 32 },
+		{ "10.0.0.0/8 --rate 5 --burst 1", 5, 1, 1, 32 },
+		{ "10.0.0.0/8 --rate 5 --per 24", 5, 1, 5, 24 },
+		{ "10.0.0.0/8 --rate 5 --per 0", 5, 1, 5, 0 },
+		{ "10.0.0.0/8 --rate 5 --per 32", 5, 1, 5, 32 },
+		{ "2001:db8::/32 --rate 5 --per 128", 5, 1, 5, 128 },
+		{ "2001:db8::/32 --rate 5 --per 48", 5, 1, 5, 48 },
+		{ "10.0.0.0/8 --rate=100 --burst=7", 100, 1, 7, 32 },
+		{ "  10.0.0.0/8\t--rate 100   # web servers", 100, 1, 100, 32 },
+		{ "10.0.0.0/8 --rate 100#comment", 100, 1, 100, 32 },
+		{ "10.0.0.0/8 --rate 100\r\n", 100, 1, 100, 32 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+
+		parse_ok(t[i].line, &d);
+		if (d.action != XRL_ACT_LIMIT || d.rate != t[i].rate ||
+		    d.rate_period != t[i].period || d.burst != t[i].burst ||
+		    d.per_len != t[i].per || d.flags != 0)
+			fail_msg("'%s': action %u rate %llu/%u burst %u per %u flags %#x; want rate %llu/%u burst %u per %u",
+				 t[i].line, d.action, (ull)d.rate, d.rate_period, d.burst,
+				 d.per_len, d.flags, (ull)t[i].rate, t[i].period, t[i].burst,
+				 t[i].per);
+	}
+}
+
+static void test_rule_fields(void **state)
+{
+	struct xrl_rule_def d;
+	__u8 want[16] = { 0 };
+
+	(void)state;
+	parse_ok("10.1.0.0/16 --proto tcp --dport 80 --rate 10", &d);
+	assert_int_equal(d.family, 4);
+	assert_int_equal(d.plen, 16);
+	assert_int_equal(inet_pton(AF_INET, "10.1.0.0", want), 1);
+	assert_memory_equal(d.addr, want, 16);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT);
+	assert_int_equal(d.proto, IPPROTO_TCP);
+	assert_int_equal(d.dport, 80);
+	assert_int_equal(d.action, XRL_ACT_LIMIT);
+	assert_int_equal(d.rate, 10);
+	assert_int_equal(d.burst, 10);
+
+	parse_ok("10.0.0.0/8 --proto udp --dport 53 --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT);
+	assert_int_equal(d.proto, IPPROTO_UDP);
+	assert_int_equal(d.dport, 53);
+
+	parse_ok("10.0.0.0/8 --proto tcp --dport 65535 --rate 10", &d);
+	assert_int_equal(d.dport, 65535);
+
+	parse_ok("10.0.0.0/8 --proto tcp --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO);
+	assert_int_equal(d.proto, IPPROTO_TCP);
+
+	parse_ok("10.0.0.0/8 --proto icmp --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO);
+	assert_int_equal(d.proto, IPPROTO_ICMP);
+
+	parse_ok("2001:db8::/32 --proto icmpv6 --rate 10", &d);
+	assert_int_equal(d.family, 6);
+	assert_int_equal(d.flags, XRL_F_PROTO);
+	assert_int_equal(d.proto, IPPROTO_ICMPV6);
+
+	/* --syn implies tcp */
+	parse_ok("10.0.0.0/8 --syn --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN);
+	assert_int_equal(d.proto, IPPROTO_TCP);
+	parse_ok("10.0.0.0/8 --proto tcp --syn --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN);
+	assert_int_equal(d.proto, IPPROTO_TCP);
+	parse_ok("10.0.0.0/8 --syn --proto tcp --dport 22 --rate 10", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN | XRL_F_DPORT);
+	assert_int_equal(d.dport, 22);
+
+	/* --allow / --deny */
+	parse_ok("10.0.0.0/8 --allow", &d);
+	assert_int_equal(d.action, XRL_ACT_ALLOW);
+	assert_int_equal(d.flags, 0);
+	parse_ok("2001:db8::/32 --deny", &d);
+	assert_int_equal(d.action, XRL_ACT_DENY);
+	assert_int_equal(d.family, 6);
+	parse_ok("10.0.0.0/8 --proto tcp --dport 22 --deny", &d);
+	assert_int_equal(d.action, XRL_ACT_DENY);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT);
+	assert_int_equal(d.dport, 22);
+
+	/* --bytes / --bytes-burst */
+	parse_ok("10.0.0.0/8 --rate 100 --bytes 10M", &d);
+	assert_int_equal(d.flags, XRL_F_BYTES);
+	assert_int_equal(d.byte_rate, 10000000);
+	assert_int_equal(d.byte_burst, 10000000);
+	parse_ok("10.0.0.0/8 --rate 100 --bytes 10M --bytes-burst 64k", &d);
+	assert_int_equal(d.flags, XRL_F_BYTES);
+	assert_int_equal(d.byte_rate, 10000000);
+	assert_int_equal(d.byte_burst, 64000);
+	parse_ok("10.0.0.0/8 --rate 100 --bytes 1G --bytes-burst 1500", &d);
+	assert_int_equal(d.byte_rate, 1000000000);
+	assert_int_equal(d.byte_burst, 1500);
+	parse_ok("10.0.0.0/8 --rate 100 --bytes 1T --bytes-burst 1099511627776", &d);
+	assert_int_equal(d.byte_rate, 1000000000000ULL);
+	assert_int_equal(d.byte_burst, 1ULL << 40);
+	parse_ok("10.0.0.0/8 --proto udp --dport 53 --rate 100 --bytes 64k", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT | XRL_F_BYTES);
+}
+
+static void test_rule_blank_and_comments(void **state)
+{
+	static const char *t[] = {
+		"", " ", "\t", "\n", "\r\n", "   \t  \n", "#", "# a comment",
+		"   # 10.0.0.0/8 --rate 100", "#10.0.0.0/8 --bogus",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN];
+		int rc = parse(t[i], &d, err);
+
+		if (rc != 0)
+			fail_msg("'%s': returned %d (%s), want 0", t[i], rc, err);
+	}
+}
+
+static void test_rule_bad(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *needle;   /* the message must contain it */
+		const char *needle2;
+	} t[] = {
+		{ "10.0.0.0/8 --rate 100 --per 33", "33", "--per" },
+		{ "10.0.0.0/8 --rate 100 --per 129", "129", "--per" },
+		{ "2001:db8::/32 --rate 100 --per 129", "129", "--per" },
+		{ "10.0.0.0/8 --rate 100 --per -1", "-1", "--per" },
+		{ "10.0.0.0/8 --proto sctp --rate 1", "sctp", NULL },
+		{ "10.0.0.0/8 --proto tcp --dport 65536 --rate 1", "65536", "port" },
+		{ "10.0.0.0/8 --proto tcp --dport -1 --rate 1", "-1", "port" },
+		{ "10.0.0.0/8 --proto tcp --dport http --rate 1", "http", "port" },
+		{ "10.0.0.0/8 --dport 80 --rate 1", "--dport", NULL },
+		{ "10.0.0.0/8 --proto icmp --dport 80 --rate 1", "--dport", NULL },
+		{ "10.0.0.0/8 --syn --dport 80 --rate 1", "--dport", NULL },
+		{ "10.0.0.0/8 --rate 100 --allow", "--allow", "--rate" },
+		{ "10.0.0.0/8 --allow --rate 100", "--allow", "--rate" },
+		{ "10.0.0.0/8 --deny --burst 5", "--deny", "--burst" },
+		{ "10.0.0.0/8 --allow --per 24", "--allow", "--per" },
+		{ "10.0.0.0/8 --deny --bytes 1M", "--deny", "--bytes" },
+		{ "10.0.0.0/8 --allow --deny", "--allow", "--deny" },
+		{ "10.0.0.0/8 --deny --allow", "--allow", "--deny" },
+		{ "10.0.0.0/8", "--rate", NULL },
+		{ "10.0.0.0/8 --burst 10", "--rate", NULL },
+		{ "10.0.0.0/8 --proto tcp --dport 80", "--rate", NULL },
+		{ "10.0.0.0/8 --rate 100 --frobnicate", "--frobnicate", NULL },
+		{ "10.0.0.0/8 --rate 100 --frobnicate 5", "--frobnicate", NULL },
+		{ "10.0.0.0/8 --rate 100 stray", "stray", NULL },
+		{ "10.0.0.0/8 stray --rate 100", "stray", NULL },
+		{ "10.0.0.0/8 10.0.0.0/9 --rate 100", "10.0.0.0/9", NULL },
+		{ "2001:db8::/32 --proto icmp --rate 1", "icmp", NULL },
+		{ "10.0.0.0/8 --proto icmpv6 --rate 1", "icmpv6", NULL },
+		{ "10.0.0.0/8 --syn --proto udp --rate 1", "--syn", NULL },
+		{ "10.0.0.0/8 --proto udp --syn --rate 1", "--syn", NULL },
+		{ "10.0.0.0/8 --rate 100 --bytes-burst 64k", "--bytes-burst", NULL },
+		{ "10.0.0.0/8 --rate", "--rate", NULL },
+		{ "10.0.0.0/8 --rate 100 --burst", "--burst", NULL },
+		{ "10.0.0.0/8 --rate 0", "'0'", NULL },
+		{ "10.0.0.0/8 --rate 10000001/s", "10000001/s", NULL },
+		{ "10.0.0.0/8 --rate 10/x", "10/x", NULL },
+		{ "10.0.0.0/8 --rate 100 --burst 0", "'0'", "burst" },
+		{ "10.0.0.0/8 --rate 100 --burst 4294967296", "4294967296", "burst" },
+		{ "10.0.0.0/8 --rate 100 --bytes 0", "'0'", "byte rate" },
+		{ "10.0.0.0/8 --rate 100 --bytes 2T", "2T", "byte rate" },
+		{ "10.0.0.0/8 --rate 100 --bytes 10X", "10X", "byte rate" },
+		{ "10.0.0.0/8 --rate 100 --bytes 1M --bytes-burst 0", "'0'", "byte burst" },
+		{ "10.0.0.1/8 --rate 100", "10.0.0.1/8", "10.0.0.0/8" },
+		{ "10.0.0.0/33 --rate 100", "10.0.0.0/33", NULL },
+		{ "300.1.1.1/24 --allow", "300.1.1.1/24", NULL },
+		{ "--rate 100", NULL, NULL },
+		{ "10.0.0.0/8 -x", "'-x'", NULL },
+		{ "10.0.0.0/8 --rate 100 --syn --frob=1", "'--frob=1'", NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN];
+		int rc = parse(t[i].line, &d, err);
+
+		if (rc != -1)
+			fail_msg("'%s': returned %d, want -1", t[i].line, rc);
+		check_err("rule", t[i].line, err, t[i].needle);
+		check_err("rule", t[i].line, err, t[i].needle2);
+	}
+}
+
+/*
+ * An option written with one dash ("-rate 100", a likely typo) is refused,
+ * and the message must name that word, not a neighbour.
+ */
+static void test_rule_single_dash_option(void **state)
+{
+	static const struct { const char *line, *needle; } t[] = {
+		{ "10.0.0.0/8 -rate 100", "'-rate'" },
+		{ "10.0.0.0/8 --rate 100 -burst 5", "'-burst'" },
+		{ "10.0.0.0/8 --rate 100 -per 24", "'-per'" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN];
+		int rc = parse(t[i].line, &d, err);
+
+		if (rc != -1)
+			fail_msg("'%s': returned %d, want -1", t[i].line, rc);
+		check_err("rule", t[i].line, err, t[i].needle);
+	}
+}
+
+/* A flag given a value ("--syn=1") is refused, and not as needing a value. */
+static void test_rule_flag_with_value(void **state)
+{
+	static const char *t[] = {
+		"10.0.0.0/8 --rate 100 --syn=1",
+		"10.0.0.0/8 --allow=yes",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN];
+		int rc = parse(t[i], &d, err);
+
+		if (rc != -1)
+			fail_msg("'%s': returned %d, want -1", t[i], rc);
+		check_err("rule", t[i], err, strrchr(t[i], ' ') + 1);
+		if (strstr(err, "needs a value"))
+			fail_msg("'%s': message \"%s\" says the flag needs a value; it takes none",
+				 t[i], err);
+	}
+}
+
+static void test_rule_line_limits(void **state)
+{
+	char line[4096], err[XRL_ERRLEN];
+	struct xrl_rule_def d;
+	size_t n;
+	int i;
+
+	(void)state;
+	/* too long */
+	memset(line, ' ', sizeof(line));
+	memcpy(line, "10.0.0.0/8 --rate 100", 21);
+	line[2000] = 0;
+	assert_int_equal(parse(line, &d, err), -1);
+	check_err("rule", "(2000 characters)", err, NULL);
+
+	/* too many words */
+	n = (size_t)snprintf(line, sizeof(line), "10.0.0.0/8");
+	for (i = 0; i < 70; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " --syn");
+	assert_int_equal(parse(line, &d, err), -1);
+	check_err("rule", "(70 words)", err, NULL);
+
+	/* many words, but not too many, are fine */
+	n = (size_t)snprintf(line, sizeof(line), "10.0.0.0/8 --rate 100");
+	for (i = 0; i < 40; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " --syn");
+	parse_ok(line, &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN);
+}
+
+/* Parsing again after an error starts afresh (getopt state is reset). */
+static void test_rule_parse_repeated(void **state)
+{
+	struct xrl_rule_def d;
+	char err[XRL_ERRLEN];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(parse("10.0.0.0/8 --rate 100 --frobnicate", &d, err), -1);
+		assert_int_equal(parse("10.0.0.0/8 --rate", &d, err), -1);
+		assert_int_equal(parse("10.0.0.0/8 --rate 100 stray", &d, err), -1);
+		parse_ok("10.0.0.0/8 --rate 100 --burst 5", &d);
+		assert_int_equal(d.burst, 5);
+		parse_ok("2001:db8::/32 --proto tcp --dport 443 --rate 7/m", &d);
+		assert_int_equal(d.dport, 443);
+		assert_int_equal(d.rate_period, 60);
+	}
+}
+
+/* MATCH mode: a rule is named by its prefix and match fields only. */
+static void test_rule_match_mode(void **state)
+{
+	char a0[] = "10.1.0.0/16", a1[] = "--proto", a2[] = "tcp", a3[] = "--dport", a4[] = "80";
+	char a5[] = "--rate", a6[] = "10", a7[] = "--allow";
+	char *argv1[] = { a0, a1, a2, a3, a4, NULL };
+	char *argv2[] = { a0, a5, a6, NULL };
+	char *argv3[] = { a0, a7, NULL };
+	char *argv4[] = { a0, NULL };
+	struct xrl_rule_def d, full;
+	char err[XRL_ERRLEN] = "";
+
+	(void)state;
+	if (xrl_rule_parse_args(5, argv1, XRL_RULE_MATCH, &d, err, sizeof(err)))
+		fail_msg("match refused: %s", err);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT);
+	assert_int_equal(d.dport, 80);
+	parse_ok("10.1.0.0/16 --proto tcp --dport 80 --rate 10", &full);
+	assert_true(xrl_rule_same_match(&d, &full));
+
+	err[0] = 0;
+	assert_int_equal(xrl_rule_parse_args(3, argv2, XRL_RULE_MATCH, &d, err, sizeof(err)), -1);
+	check_err("match", "--rate", err, NULL);
+	err[0] = 0;
+	assert_int_equal(xrl_rule_parse_args(2, argv3, XRL_RULE_MATCH, &d, err, sizeof(err)), -1);
+	check_err("match", "--allow", err, NULL);
+
+	assert_int_equal(xrl_rule_parse_args(1, argv4, XRL_RULE_MATCH, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.flags, 0);
+	/* ADD mode with the prefix alone needs --rate */
+	err[0] = 0;
+	assert_int_equal(xrl_rule_parse_args(1, argv4, XRL_RULE_ADD, &d, err, sizeof(err)), -1);
+	check_err("add", "10.1.0.0/16", err, "--rate");
+}
+
+static void test_same_match(void **state)
+{
+	struct xrl_rule_def a, b;
+
+	(void)state;
+	parse_ok("10.0.0.0/8 --proto tcp --dport 80 --rate 10", &a);
+	parse_ok("10.0.0.0/8 --proto tcp --dport 80 --rate 20 --burst 3", &b);
+	assert_true(xrl_rule_same_match(&a, &b));
+	assert_false(xrl_rule_same_params(&a, &b));
+	parse_ok("10.0.0.0/8 --proto tcp --dport 80 --deny", &b);
+	assert_true(xrl_rule_same_match(&a, &b));
+	assert_false(xrl_rule_same_params(&a, &b));
+	parse_ok("10.0.0.0/8 --proto tcp --dport 81 --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("10.0.0.0/8 --proto udp --dport 80 --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("10.0.0.0/8 --proto tcp --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("10.0.0.0/8 --proto tcp --dport 80 --syn --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("10.0.0.0/9 --proto tcp --dport 80 --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("11.0.0.0/8 --proto tcp --dport 80 --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	parse_ok("0.0.0.0/0 --rate 10", &a);
+	parse_ok("::/0 --rate 10", &b);
+	assert_false(xrl_rule_same_match(&a, &b));
+	/* --syn alone and --proto tcp --syn are the same match */
+	parse_ok("10.0.0.0/8 --syn --rate 10", &a);
+	parse_ok("10.0.0.0/8 --proto tcp --syn --rate 10", &b);
+	assert_true(xrl_rule_same_match(&a, &b));
+	assert_true(xrl_rule_same_params(&a, &b));
+}
+
+/* ------------------------------------------------------------------ */
+/* format / parse round trip                                           */
+
+static void test_round_trip(void **state)
+{
+	static const char *t[] = {
+		"10.0.0.0/8 --rate 100",
+		"203.0.113.0/24 --rate 6000/m --burst 50 --per 24",
+		"2001:db8::/32 --rate 1000/h --per 48",
+		"0.0.0.0/0 --rate 10000000/s --burst 4294967295",
+		"::/0 --allow",
+		"::/0 --rate 1/h --per 0",
+		"192.0.2.1 --deny",
+		"2001:db8::1 --rate 3",
+		"10.1.0.0/16 --proto tcp --dport 80 --rate 10",
+		"10.1.0.0/16 --proto udp --dport 53 --rate 5/s --bytes 10M --bytes-burst 64k",
+		"10.1.0.0/16 --rate 5/s --bytes 10M",
+		"10.1.0.0/16 --syn --rate 3/s",
+		"10.1.0.0/16 --proto tcp --syn --rate 3/s",
+		"10.1.0.0/16 --proto tcp --syn --dport 443 --rate 7/m",
+		"10.1.0.0/16 --proto tcp --dport 0 --rate 7/m",
+		"10.1.0.0/16 --proto udp --dport 65535 --rate 36000000000/h",
+		"2001:db8:1::/48 --proto icmpv6 --rate 1/s --per 128",
+		"198.51.100.0/24 --proto icmp --deny",
+		"198.51.100.0/24 --proto icmp --rate 1/m",
+		"2001:db8::/32 --proto tcp --dport 22 --syn --allow",
+		"2001:db8::/32 --syn --deny",
+		"10.0.0.0/8 --rate 1/h --burst 1 --per 0",
+		"10.0.0.0/8 --rate 36000000000/h",
+		"10.0.0.0/8 --rate 599999999/m --burst 3",
+		"10.0.0.0/8 --rate 5 --bytes 1099511627776 --bytes-burst 1T",
+		"10.0.0.0/8 --rate 5 --bytes 1 --bytes-burst 1",
+		"fe80::/10 --proto udp --dport 546 --rate 10 --per 10",
+		"128.0.0.0/1 --rate 1 --per 1",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def a, b;
+		char text[512], text2[512], err[XRL_ERRLEN];
+		int rc;
+
+		parse_ok(t[i], &a);
+		memset(text, 0, sizeof(text));
+		xrl_rule_format(&a, text, sizeof(text));
+		rc = parse(text, &b, err);
+		if (rc != 1)
+			fail_msg("'%s' formatted as '%s', which parses to %d: %s", t[i], text, rc, err);
+		if (!xrl_rule_same_match(&a, &b) || !xrl_rule_same_params(&a, &b))
+			fail_msg("'%s' formatted as '%s' parses to a different rule", t[i], text);
+		assert_int_equal(a.flags, b.flags);
+		assert_int_equal(a.proto, b.proto);
+		xrl_rule_format(&b, text2, sizeof(text2));
+		assert_string_equal(text, text2);
+
+		/* the match part names the same rule in MATCH mode */
+		{
+			char m[256], *argv[16], *p, *save = NULL;
+			int argc = 0;
+			struct xrl_rule_def c;
+
+			xrl_rule_format_match(&a, m, sizeof(m));
+			for (p = strtok_r(m, " ", &save); p && argc < 15; p = strtok_r(NULL, " ", &save))
+				argv[argc++] = p;
+			argv[argc] = NULL;
+			if (xrl_rule_parse_args(argc, argv, XRL_RULE_MATCH, &c, err, sizeof(err)))
+				fail_msg("'%s': match part does not parse: %s", t[i], err);
+			assert_true(xrl_rule_same_match(&a, &c));
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* rule-set compilation                                                */
+
+struct set {
+	struct xrl_rule_def defs[32];
+	__u32 ids[32];
+	int n;
+};
+
+static void set_add(struct set *s, const char *line, __u32 id)
+{
+	parse_ok(line, &s->defs[s->n]);
+	s->ids[s->n++] = id;
+}
+
+static const struct xrl_compiled_prefix *find(const struct xrl_compiled_prefix *cp, int n,
+					      const char *prefix)
+{
+	__u8 fam, plen, addr[16];
+	char err[XRL_ERRLEN];
+	int i;
+
+	if (xrl_parse_prefix(prefix, &fam, addr, &plen, err, sizeof(err)))
+		fail_msg("bad test prefix %s", prefix);
+	for (i = 0; i < n; i++)
+		if (cp[i].family == fam && cp[i].plen == plen && !memcmp(cp[i].addr, addr, 16))
+			return &cp[i];
+	fail_msg("no compiled entry for %s", prefix);
+	return NULL;
+}
+
+/* The entry's rule ids, in order, must be want[0..n). */
+static void check_ids(const struct xrl_compiled_prefix *e, const char *name, const __u32 *want,
+		      __u32 n)
+{
+	__u32 i;
+
+	if (e->entry.count != n)
+		fail_msg("%s: %u rules, want %u", name, e->entry.count, n);
+	for (i = 0; i < n; i++)
+		if (e->entry.rules[i].id != want[i])
+			fail_msg("%s: rule %u has id %u, want %u", name, i,
+				 e->entry.rules[i].id, want[i]);
+}
+
+static void compile_ok(struct set *s, struct xrl_compiled_prefix **cp, int *n)
+{
+	char err[XRL_ERRLEN] = "";
+
+	*cp = NULL;
+	*n = -1;
+	if (xrl_ruleset_compile(s->defs, s->ids, s->n, cp, n, err, sizeof(err)))
+		fail_msg("rule set refused: %s", err);
+	assert_non_null(*cp);
+}
+
+static void test_ruleset_inherit(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp;
+	const struct xrl_compiled_prefix *e;
+	struct xrl_rule r;
+	char err[XRL_ERRLEN];
+	int n;
+
+	(void)state;
+	set_add(&s, "10.0.0.0/8 --rate 100", 1);
+	set_add(&s, "10.1.0.0/16 --proto tcp --dport 80 --rate 10", 2);
+	compile_ok(&s, &cp, &n);
+	assert_int_equal(n, 2);
+
+	e = find(cp, n, "10.1.0.0/16");
+	check_ids(e, "10.1.0.0/16", (const __u32[]){ 2, 1 }, 2);
+	assert_int_equal(e->entry.rules[0].flags, XRL_F_PROTO | XRL_F_DPORT);
+	assert_int_equal(e->entry.rules[0].proto, IPPROTO_TCP);
+	assert_int_equal(e->entry.rules[0].dport, 80);
+	assert_int_equal(e->entry.rules[0].action, XRL_ACT_LIMIT);
+	assert_int_equal(e->entry.rules[0].per_len, 32);
+	assert_int_equal(e->entry.rules[1].flags, 0);
+	/* the compiled rules are what xrl_rule_compile gives */
+	assert_int_equal(xrl_rule_compile(&s.defs[1], 2, &r, err, sizeof(err)), 0);
+	assert_memory_equal(&e->entry.rules[0], &r, sizeof(r));
+	assert_int_equal(xrl_rule_compile(&s.defs[0], 1, &r, err, sizeof(err)), 0);
+	assert_memory_equal(&e->entry.rules[1], &r, sizeof(r));
+
+	e = find(cp, n, "10.0.0.0/8");
+	check_ids(e, "10.0.0.0/8", (const __u32[]){ 1 }, 1);
+	free(cp);
+}
+
+/* Own rules most specific match first, then inherited ones, longest prefix first. */
+static void test_ruleset_order(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp;
+	int n;
+
+	(void)state;
+	/* deliberately scrambled */
+	set_add(&s, "10.0.0.0/8 --rate 100", 10);
+	set_add(&s, "10.0.0.0/8 --proto tcp --rate 100", 11);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80 --rate 100", 12);
+	set_add(&s, "10.0.0.0/8 --syn --rate 100", 13);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 22 --syn --rate 100", 14);
+	set_add(&s, "10.1.0.0/16 --allow", 31);
+	set_add(&s, "10.1.0.0/16 --proto udp --dport 53 --rate 5", 30);
+	set_add(&s, "0.0.0.0/0 --rate 1000", 40);
+	compile_ok(&s, &cp, &n);
+	assert_int_equal(n, 3);
+	check_ids(find(cp, n, "10.0.0.0/8"), "10.0.0.0/8",
+		  (const __u32[]){ 14, 12, 13, 11, 10, 40 }, 6);
+	check_ids(find(cp, n, "0.0.0.0/0"), "0.0.0.0/0", (const __u32[]){ 40 }, 1);
+	check_ids(find(cp, n, "10.1.0.0/16"), "10.1.0.0/16",
+		  (const __u32[]){ 30, 31, 14, 12, 13, 11, 10, 40 }, 8);
+	free(cp);
+
+	/* exactly 8 rules covering a prefix is fine */
+	s.n = 0;
+	set_add(&s, "10.0.0.0/8 --rate 100", 10);
+	set_add(&s, "10.0.0.0/8 --proto tcp --rate 100", 11);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80 --rate 100", 12);
+	set_add(&s, "10.0.0.0/8 --syn --rate 100", 13);
+	set_add(&s, "10.1.0.0/16 --proto udp --dport 53 --rate 5", 30);
+	set_add(&s, "10.1.0.0/16 --allow", 31);
+	set_add(&s, "10.1.2.0/24 --deny", 20);
+	set_add(&s, "10.1.2.0/24 --proto udp --rate 5", 21);
+	compile_ok(&s, &cp, &n);
+	check_ids(find(cp, n, "10.1.2.0/24"), "10.1.2.0/24",
+		  (const __u32[]){ 21, 20, 30, 31, 12, 13, 11, 10 }, 8);
+	free(cp);
+}
+
+/* Containment is bitwise and per family; siblings do not inherit. */
+static void test_ruleset_containment(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp;
+	int n;
+
+	(void)state;
+	set_add(&s, "10.0.0.0/9 --rate 1", 1);
+	set_add(&s, "10.128.0.0/9 --rate 1", 2);
+	set_add(&s, "10.200.0.0/16 --rate 1", 3);
+	set_add(&s, "10.100.0.0/16 --rate 1", 4);
+	set_add(&s, "10.0.0.0/7 --rate 1", 5);
+	set_add(&s, "11.0.0.0/8 --rate 1", 6);
+	set_add(&s, "12.0.0.0/8 --rate 1", 7);
+	set_add(&s, "::/0 --rate 1", 8);
+	set_add(&s, "2001:db8::/32 --rate 1", 9);
+	set_add(&s, "2001:db8:8000::/33 --rate 1", 10);
+	set_add(&s, "0.0.0.0/0 --rate 1", 11);
+	set_add(&s, "::a00:0/104 --rate 1", 12);   /* ::10.0.0.0: not IPv4 */
+	compile_ok(&s, &cp, &n);
+	assert_int_equal(n, 12);
+	check_ids(find(cp, n, "10.200.0.0/16"), "10.200.0.0/16", (const __u32[]){ 3, 2, 5, 11 }, 4);
+	check_ids(find(cp, n, "10.100.0.0/16"), "10.100.0.0/16", (const __u32[]){ 4, 1, 5, 11 }, 4);
+	check_ids(find(cp, n, "11.0.0.0/8"), "11.0.0.0/8", (const __u32[]){ 6, 5, 11 }, 3);
+	check_ids(find(cp, n, "12.0.0.0/8"), "12.0.0.0/8", (const __u32[]){ 7, 11 }, 2);
+	check_ids(find(cp, n, "2001:db8:8000::/33"), "2001:db8:8000::/33",
+		  (const __u32[]){ 10, 9, 8 }, 3);
+	check_ids(find(cp, n, "::/0"), "::/0", (const __u32[]){ 8 }, 1);
+	check_ids(find(cp, n, "0.0.0.0/0"), "0.0.0.0/0", (const __u32[]){ 11 }, 1);
+	check_ids(find(cp, n, "::a00:0/104"), "::a00:0/104", (const __u32[]){ 12, 8 }, 2);
+	free(cp);
+
+	/* an empty rule set */
+	s.n = 0;
+	compile_ok(&s, &cp, &n);
+	assert_int_equal(n, 0);
+	free(cp);
+}
+
+static void test_ruleset_too_many(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp = NULL;
+	char line[128], err[XRL_ERRLEN];
+	int n = -1, i;
+
+	(void)state;
+	/* 9 rules at one prefix */
+	for (i = 0; i < 9; i++) {
+		snprintf(line, sizeof(line), "10.0.0.0/8 --proto tcp --dport %d --rate 10", 80 + i);
+		set_add(&s, line, (__u32)i);
+	}
+	err[0] = 0;
+	assert_int_equal(xrl_ruleset_compile(s.defs, s.ids, s.n, &cp, &n, err, sizeof(err)), -1);
+	check_err("rule set", "9 rules at 10.0.0.0/8", err, "10.0.0.0/8");
+	check_err("rule set", "9 rules at 10.0.0.0/8", err, "8");
+
+	/* 5 of its own and 4 inherited */
+	s.n = 0;
+	for (i = 0; i < 4; i++) {
+		snprintf(line, sizeof(line), "10.0.0.0/8 --proto tcp --dport %d --rate 10", 80 + i);
+		set_add(&s, line, (__u32)i);
+	}
+	for (i = 0; i < 5; i++) {
+		snprintf(line, sizeof(line), "10.1.0.0/16 --proto udp --dport %d --rate 10", 80 + i);
+		set_add(&s, line, (__u32)(10 + i));
+	}
+	err[0] = 0;
+	assert_int_equal(xrl_ruleset_compile(s.defs, s.ids, s.n, &cp, &n, err, sizeof(err)), -1);
+	check_err("rule set", "4 rules at /8 + 5 at /16", err, "10.1.0.0/16");
+
+	/* over several levels of enclosing prefixes */
+	s.n = 0;
+	set_add(&s, "0.0.0.0/0 --rate 1", 1);
+	set_add(&s, "10.0.0.0/7 --rate 1", 2);
+	set_add(&s, "10.0.0.0/8 --rate 1", 3);
+	set_add(&s, "10.0.0.0/9 --rate 1", 4);
+	set_add(&s, "10.0.0.0/10 --rate 1", 5);
+	set_add(&s, "10.0.0.0/11 --rate 1", 6);
+	set_add(&s, "10.0.0.0/12 --rate 1", 7);
+	set_add(&s, "10.0.0.0/13 --rate 1", 8);
+	compile_ok(&s, &cp, &n);
+	check_ids(find(cp, n, "10.0.0.0/13"), "10.0.0.0/13",
+		  (const __u32[]){ 8, 7, 6, 5, 4, 3, 2, 1 }, 8);
+	free(cp);
+	set_add(&s, "10.0.0.0/14 --rate 1", 9);
+	err[0] = 0;
+	cp = NULL;
+	assert_int_equal(xrl_ruleset_compile(s.defs, s.ids, s.n, &cp, &n, err, sizeof(err)), -1);
+	check_err("rule set", "9 nested prefixes", err, "10.0.0.0/14");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_prefix_good),
+		cmocka_unit_test(test_prefix_bad),
+		cmocka_unit_test(test_prefix_host_bits_suggestion),
+		cmocka_unit_test(test_prefix_format),
+		cmocka_unit_test(test_rate_good),
+		cmocka_unit_test(test_rate_bad),
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_proto),
+		cmocka_unit_test(test_rule_defaults),
+		cmocka_unit_test(test_rule_fields),
+		cmocka_unit_test(test_rule_blank_and_comments),
+		cmocka_unit_test(test_rule_bad),
+		cmocka_unit_test(test_rule_single_dash_option),
+		cmocka_unit_test(test_rule_flag_with_value),
+		cmocka_unit_test(test_rule_line_limits),
+		cmocka_unit_test(test_rule_parse_repeated),
+		cmocka_unit_test(test_rule_match_mode),
+		cmocka_unit_test(test_same_match),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_ruleset_inherit),
+		cmocka_unit_test(test_ruleset_order),
+		cmocka_unit_test(test_ruleset_containment),
+		cmocka_unit_test(test_ruleset_too_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
