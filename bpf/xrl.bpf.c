@@ -196,7 +196,7 @@ static __always_inline int xrl_new_bucket(const struct xrl_rule *r, struct xrl_b
 }
 
 /* A dropped source in this CPU's heavy-hitter sketch. */
-static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key)
+static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key, __u64 now_ns)
 {
 	__u32 idx = xrl_sketch_slot(key);
 	struct xrl_sketch_slot *s = bpf_map_lookup_elem(&xrl_drop_sketch, &idx);
@@ -208,10 +208,12 @@ static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key)
 	    s->key.addr[2] == key->addr[2] && s->key.addr[3] == key->addr[3]) {
 		s->dropped++;
 		s->total++;
+		s->last_ns = now_ns;
 	} else if (s->dropped <= 1) {
 		s->key = *key;
 		s->dropped = 1;
 		s->total = 1;
+		s->last_ns = now_ns;
 	} else {
 		s->dropped--;
 	}
@@ -235,14 +237,13 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
 
 /* The limit decision for one packet: 1 pass, 0 drop. */
 static __always_inline int xrl_limit(const struct xrl_rule *r, struct xrl_bucket_key *kp,
-				     __u64 len, struct xrl_global_stats *gs)
+				     __u64 len, __u64 now_ns, struct xrl_global_stats *gs)
 {
 	struct xrl_bucket_key key = *kp;
 	struct xrl_bucket *b;
-	__u64 now_ns, last_ns;
+	__u64 last_ns;
 	int fresh, got;
 
-	now_ns = xrl_now_ns();
 	b = bpf_map_lookup_elem(&xrl_buckets, &key);
 	if (!b) {
 		got = xrl_new_bucket(r, &key, now_ns, len, gs);
@@ -300,6 +301,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	struct xrl_bucket_key key;
 	struct xrl_config *cfg;
 	struct xrl_pkt p = {};
+	__u64 now_ns = 0;
 	__u32 zero = 0, n, i;
 	int res, pass;
 
@@ -357,7 +359,8 @@ int xrl_xdp(struct xdp_md *ctx)
 		pass = -1;
 	if (pass < 0) {
 		xrl_make_key(r, &p, &key);
-		pass = xrl_limit(r, &key, len, gs);
+		now_ns = xrl_now_ns();
+		pass = xrl_limit(r, &key, len, now_ns, gs);
 	}
 
 	if (pass) {
@@ -365,9 +368,12 @@ int xrl_xdp(struct xdp_md *ctx)
 		rs->passed_bytes += len;
 		return XDP_PASS;
 	}
-	if (r->action == XRL_ACT_DENY)
+	if (r->action == XRL_ACT_DENY) {
+		/* deny reads no clock on its own; a jiffy-old time is plenty for top */
 		xrl_make_key(r, &p, &key);
-	xrl_sketch_drop(&key);
+		now_ns = bpf_ktime_get_coarse_ns();
+	}
+	xrl_sketch_drop(&key, now_ns);
 	rs->dropped++;
 	rs->dropped_bytes += len;
 	gs->dropped++;

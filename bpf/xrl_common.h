@@ -130,6 +130,7 @@ struct xrl_sketch_slot {
 	__u32 _pad;
 	__u64 dropped;    /* drops while holding the slot, minus decrements */
 	__u64 total;      /* drops counted for this key since it took the slot */
+	__u64 last_ns;    /* CLOCK_MONOTONIC of the last drop */
 };
 
 /* Per-rule counters, per CPU. */

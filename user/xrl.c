@@ -31,6 +31,7 @@ static const char usage_text[] =
 	"  rule load FILE\n"
 	"  rule save\n"
 	"  stats\n"
+	"  top [-n N]\n"
 	"See xrl(8).\n";
 
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
@@ -235,10 +236,12 @@ int main(int argc, char **argv)
 		return xrl_cmd_rule(&ctx, argc, argv);
 	if (!strcmp(cmd, "stats"))
 		return xrl_cmd_stats(&ctx, argc, argv);
+	if (!strcmp(cmd, "top"))
+		return xrl_cmd_top(&ctx, argc, argv);
 	if (!strcmp(cmd, "help")) {
 		fputs(usage_text, stdout);
 		return 0;
 	}
 	return xrl_error(&ctx, XRL_EXIT_USAGE,
-			 "unknown command '%s': expected attach, detach, status, rule or stats", cmd);
+			 "unknown command '%s': expected attach, detach, status, rule, stats or top", cmd);
 }

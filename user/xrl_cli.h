@@ -52,5 +52,6 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
 
 #endif /* XRL_CLI_H */

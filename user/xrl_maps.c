@@ -13,13 +13,13 @@
 
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets", "xrl_rule_stats",
-	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", NULL,
+	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
 {
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets, &m->rule_stats,
-			 &m->stats, &m->config, &m->rule_defs, &m->ifaces };
+			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch };
 	return slots[i];
 }
 
@@ -363,4 +363,61 @@ __u32 xrl_map_max_entries(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
 	return info.max_entries;
+}
+
+static int top_cmp(const void *a, const void *b)
+{
+	const struct xrl_top_entry *x = a, *y = b;
+
+	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
+}
+
+int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, k, cnt = 0;
+	struct xrl_sketch_slot *vals;
+	struct xrl_top_entry *res;
+	__u32 slot;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
+	if (!vals || !res) {
+		free(vals);
+		free(res);
+		return -ENOMEM;
+	}
+	for (slot = 0; slot < XRL_SKETCH_SLOTS; slot++) {
+		int first = cnt;
+
+		if (bpf_map_lookup_elem(m->drop_sketch, &slot, vals))
+			continue;
+		/* a key lands in the same slot on every CPU: merge within the slot */
+		for (c = 0; c < ncpu; c++) {
+			if (!vals[c].total)
+				continue;
+			for (k = first; k < cnt; k++)
+				if (!memcmp(&res[k].key, &vals[c].key, sizeof(vals[c].key)))
+					break;
+			if (k == cnt) {
+				res[cnt].key = vals[c].key;
+				cnt++;
+			}
+			res[k].dropped += vals[c].total;
+			if (vals[c].last_ns > res[k].last_ns)
+				res[k].last_ns = vals[c].last_ns;
+		}
+	}
+	for (k = 0; k < cnt; k++) {
+		struct xrl_bucket b;
+
+		if (bpf_map_lookup_elem(m->buckets, &res[k].key, &b) == 0)
+			res[k].passed = b.passed;
+	}
+	qsort(res, (size_t)cnt, sizeof(*res), top_cmp);
+	free(vals);
+	*out = res;
+	*n = cnt;
+	return 0;
 }

@@ -22,6 +22,7 @@ struct xrl_maps {
 	int config;
 	int rule_defs;
 	int ifaces;
+	int drop_sketch;
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
@@ -50,6 +51,17 @@ int xrl_read_global(const struct xrl_maps *m, struct xrl_global_stats *out);
 int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stats *out);
 int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
+
+/* A source from the drop sketch, merged over CPUs. */
+struct xrl_top_entry {
+	struct xrl_bucket_key key;
+	__u64 dropped;    /* drops counted since the source took its sketch slot */
+	__u64 passed;     /* packets its bucket admitted (0 for deny rules) */
+	__u64 last_ns;    /* CLOCK_MONOTONIC of its last drop */
+};
+
+/* Every source in the sketch, most drops first. *out is malloc'd. */
+int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
 
 /* Tracked sources (live buckets), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
