@@ -63,7 +63,8 @@ struct xrl_rule {
 	__u8  proto;      /* IPPROTO_* when XRL_F_PROTO */
 	__u8  per_len;    /* aggregation prefix length for the bucket key */
 	__u16 dport;      /* host order, when XRL_F_DPORT */
-	__u16 _pad;
+	__u8  coarse;     /* decide with the jiffy clock: the burst holds >= 2 ticks of refill */
+	__u8  _pad;
 	struct xrl_gcra pkt;
 	struct xrl_gcra byte;  /* used when XRL_F_BYTES */
 };

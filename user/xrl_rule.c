@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "xrl_rule.h"
 
@@ -524,6 +525,21 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 	return 0;
 }
 
+/* Resolution of bpf_ktime_get_coarse_ns(): one jiffy (4 ms at HZ=250). */
+__u64 xrl_coarse_tick_ns(void)
+{
+	static __u64 tick;
+	struct timespec res;
+
+	if (!tick) {
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0)
+			tick = (__u64)res.tv_nsec;
+		else
+			tick = 10000000;   /* HZ=100, the coarsest there is */
+	}
+	return tick;
+}
+
 int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 		     char *err, size_t errlen)
 {
@@ -543,6 +559,12 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	if ((d->flags & XRL_F_BYTES) &&
 	    xrl_gcra_compile(d->byte_rate, NS_PER_SEC, d->byte_burst, &r->byte, err, errlen))
 		return -1;
+	/*
+	 * A bucket that holds two ticks of refill never overflows because time
+	 * arrives a tick at a time, so the jiffy clock changes no long-run count.
+	 */
+	r->coarse = r->pkt.full_ns >= 2 * xrl_coarse_tick_ns() &&
+		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 2 * xrl_coarse_tick_ns());
 	return 0;
 }
 

@@ -49,6 +49,8 @@ bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_de
 /* GCRA parameters for tokens per period_ns with the given burst. */
 int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
 		     char *err, size_t errlen);
+/* Resolution of the kernel's coarse clock, in ns. */
+__u64 xrl_coarse_tick_ns(void);
 int xrl_rule_compile(const struct xrl_rule_def *def, __u32 id, struct xrl_rule *out,
 		     char *err, size_t errlen);
 

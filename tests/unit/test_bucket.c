@@ -720,6 +720,65 @@ static void test_idle_wrapped_clock(void **state)
 /* ------------------------------------------------------------------ */
 /* byte cost                                                           */
 
+/*
+ * The jiffy clock (bpf_ktime_get_coarse_ns) lags the exact one by up to a
+ * tick. For a rule whose burst holds two ticks of refill (what the compiler
+ * requires before choosing it), deciding on that clock never admits more
+ * than the exact bucket, admits at most rate x tick + 1 fewer at any
+ * moment, and a source sending at the rate loses nothing.
+ */
+static void test_coarse_clock(void **state)
+{
+	const __u64 tick = 4000000, t0 = 1000 * NS_SEC;
+	struct sim flood, exact, polite;
+	struct xrl_rule_def d = { 0 };
+	struct xrl_rule r;
+	char err[256];
+	__u64 t, got = 0, want = 0, pol = 0, sent = 0;
+
+	(void)state;
+	/* the compiler's choice: 1000/s burst 100 holds 100 ms (coarse); burst 7 holds 7 ms (exact) */
+	d.family = 4;
+	d.plen = 24;
+	d.per_len = 32;
+	d.rate = 1000;
+	d.rate_period = 1;
+	d.burst = 100;
+	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
+	assert_true(r.coarse == (r.pkt.full_ns >= 2 * xrl_coarse_tick_ns()));
+	if (xrl_coarse_tick_ns() <= 10000000)
+		assert_int_equal(r.coarse, 1);
+	d.burst = 1;
+	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.coarse, 0);
+
+	sim_new(&flood, 1000, NS_SEC, 100);
+	sim_new(&exact, 1000, NS_SEC, 100);
+	sim_new(&polite, 1000, NS_SEC, 100);
+	/* the first packet reads the exact clock (a bucket starts at the exact time) */
+	got += sim_packet(&flood, t0, 1);
+	want += sim_packet(&exact, t0, 1);
+	pol += sim_packet(&polite, t0, 1);
+	sent++;
+	for (t = 50000; t <= 3 * NS_SEC; t += 50000) {   /* 20x the rate for 3 s */
+		__u64 coarse = (t0 + t) / tick * tick;
+
+		got += sim_packet(&flood, coarse, 1);
+		want += sim_packet(&exact, t0 + t, 1);
+		if (got > want)
+			fail_msg("jiffy clock admitted %llu > exact %llu at t=%llu ns", (ull)got, (ull)want, (ull)t);
+		if (got + 1000 * tick / NS_SEC + 1 < want)
+			fail_msg("jiffy clock admitted %llu, over a tick below exact %llu at t=%llu ns",
+				 (ull)got, (ull)want, (ull)t);
+		if (t % 1000000 == 0) {   /* polite: exactly the rate, 1000/s */
+			pol += sim_packet(&polite, coarse, 1);
+			sent++;
+		}
+	}
+	assert_true(want >= 100 + 3000 - 1 && want <= 100 + 3000 + 1);
+	assert_int_equal(pol, sent);
+}
+
 static void test_byte_cost(void **state)
 {
 	struct sim s;
@@ -1054,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_clock_backwards),
 		cmocka_unit_test(test_clock_backwards_far),
 		cmocka_unit_test(test_idle_wrapped_clock),
+		cmocka_unit_test(test_coarse_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xrl_bench: what one rate-limit decision costs, in ns per packet, measured
+ * with BPF_PROG_TEST_RUN on this machine, side by side with the floor (an
+ * XDP program that only drops) and with the kernel clock helpers.
+ *
+ *   build/xrl_bench [--repeat N] [--runs K] [--sources S] [--passes P]
+ *                   [--cpu C] [--json]
+ *
+ * Every figure is the median of K runs. One run is one bpf_prog_test_run
+ * call that executes the program N times on one frame; its cost per packet
+ * is the thread's CPU time over the call divided by N (the kernel's own
+ * duration field is the same mean but truncated to whole ns; the JSON output
+ * carries both). Single-frame cases are measured round robin, run 1 of every
+ * case, then run 2, ..., so a burst of load elsewhere on the machine hits all
+ * cases alike.
+ *
+ * Many sources: BPF_PROG_TEST_RUN repeats one frame, so the source-walk
+ * program of xrl_clock.bpf.c rewrites the IPv4 source of the frame from an
+ * address list before it tail-calls the production xrl program. With S
+ * addresses in the list (default 1,000,000 in 10.0.0.0/12, a rule with
+ * --per 32 over that /12) the LRU bucket map (1,048,576 entries) is filled
+ * with one pass in one random order, then timed passes visit the same
+ * sources in a second, independent random order, so bucket lookups hit
+ * existing buckets at random places of the table. The same wrapper, with
+ * every entry of the list set to one source, gives the one-source figure
+ * with identical wrapper work; the wrapper's own cost (wrapper + tail call
+ * into the bare drop program, minus bare drop) is also measured, so the
+ * net 1M-source decision cost can be set against the direct one-source case.
+ * Counters prove the setup: the fill creates exactly S buckets, timing
+ * creates none (no eviction: every timed lookup finds its bucket), and S
+ * buckets are live at the end.
+ *
+ * To tell the xrl logic from the table it reads, the same walk also drives
+ * xrl_clock.bpf.c's probe programs, which only look the bucket key up in an
+ * LRU hash, a hash or a direct-mapped array of the same size, with and
+ * without a bpf_ktime_get_ns() call first.
+ *
+ * The process stays on one CPU (--cpu, default the one it starts on).
+ * Defaults (repeat 10,000,000, 5 runs, 1,000,000 sources, 2 passes) take
+ * about 80 s on a 2-CPU VM.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xrl_testlib.h"
+#include "xrl_rule.h"
+#include "xrl.skel.h"
+#include "xrl_test.skel.h"
+#include "xrl_drop.skel.h"
+#include "xrl_clock.skel.h"
+
+#define MAX_RUNS        99
+#define MAX_SRCS        (1u << 20)   /* size of xrl_bench_srcs */
+#define SRC_BASE        0x0a000000u  /* 10.0.0.0: sources are 10.0.0.0 + i, inside 10.0.0.0/12 */
+#define TARGET_SOURCES  2.0          /* 1M-source cost at most 2x the one-source cost */
+#define TARGET_OVER     5.0          /* over-limit cost at most 5x bare XDP_DROP */
+
+static unsigned long long bucket_map_bytes;   /* memlock of the many-source bucket map */
+
+static const char *const verdict_names[] = { "ABORTED", "DROP", "PASS", "TX", "REDIRECT" };
+
+static const char *verdict_name(int v)
+{
+	return v >= 0 && v <= 4 ? verdict_names[v] : "?";
+}
+
+/* One line of the table. */
+struct bcase {
+	const char *id;       /* JSON key */
+	const char *label;    /* table text */
+	int prog_fd;
+	__u8 pkt[256];
+	size_t len;
+	int expect;           /* XDP verdict every run must end with */
+	__u32 repeat;
+	int nruns;
+	double ns[MAX_RUNS];      /* thread CPU time / repeat */
+	__u32 kern_ns[MAX_RUNS];  /* the kernel's duration field */
+	double med, min, max;
+};
+
+enum {
+	C_DROP, C_CLK_KTIME, C_CLK_COARSE, C_CLK_BOOT, C_CLK_JIFFIES,
+	C_NONIP, C_NORULE, C_ALLOW, C_DENY, C_V4_UNDER, C_V4_OVER, C_V6_OVER, C_QINQ_OVER,
+	C_TESTCLK_OVER, C_WRAP_DROP,
+	C_N_SINGLE,   /* cases above: one frame, measured round robin */
+	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE, C_INSERT,
+	C_TESTCLK_MANY,
+	C_PROBE_LRU_MANY, C_PROBE_LRU_ONE, C_PROBE_LRU_CLK_MANY, C_PROBE_HASH_MANY,
+	C_PROBE_ARRAY_MANY, C_PROBE_ARRAY_CLK_MANY,
+	C_N
+};
+
+static struct bcase cases[C_N] = {
+	[C_DROP]        = { "bare_drop", "bare XDP_DROP" },
+	[C_CLK_KTIME]   = { "clock_ktime_get_ns", "bpf_ktime_get_ns() + drop" },
+	[C_CLK_COARSE]  = { "clock_ktime_get_coarse_ns", "bpf_ktime_get_coarse_ns() + drop" },
+	[C_CLK_BOOT]    = { "clock_ktime_get_boot_ns", "bpf_ktime_get_boot_ns() + drop" },
+	[C_CLK_JIFFIES] = { "clock_jiffies64", "bpf_jiffies64() + drop" },
+	[C_NONIP]       = { "xrl_non_ip", "xrl: non-IP frame (ARP)" },
+	[C_NORULE]      = { "xrl_no_rule", "xrl: IPv4, no rule matches" },
+	[C_ALLOW]       = { "xrl_allow", "xrl: IPv4, --allow rule" },
+	[C_DENY]        = { "xrl_deny", "xrl: IPv4, --deny rule" },
+	[C_V4_UNDER]    = { "xrl_v4_under", "xrl: IPv4 source under limit" },
+	[C_V4_OVER]     = { "xrl_v4_over", "xrl: IPv4 source over limit" },
+	[C_V6_OVER]     = { "xrl_v6_over", "xrl: IPv6 source over limit" },
+	[C_QINQ_OVER]   = { "xrl_qinq_v4_over", "xrl: QinQ IPv4 source over limit" },
+	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
+	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
+	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
+	[C_OVER_ONE]    = { "xrl_one_over_srcwalk", "xrl: 1 source over limit *" },
+	[C_UNDER_MANY]  = { "xrl_many_under", "xrl: %s sources under limit *" },
+	[C_UNDER_ONE]   = { "xrl_one_under_srcwalk", "xrl: 1 source under limit *" },
+	[C_INSERT]      = { "xrl_new_source_fill", "xrl: new source, bucket insert (fill) *" },
+	[C_TESTCLK_MANY] = { "xrl_testclock_many_over", "xrl test-clock obj: %s sources over *" },
+	[C_PROBE_LRU_CLK_MANY] = { "probe_lru_ktime_many", "ktime + lookup, LRU hash, %s keys *" },
+	[C_PROBE_LRU_MANY]   = { "probe_lru_many", "lookup only, LRU hash, %s keys *" },
+	[C_PROBE_LRU_ONE]    = { "probe_lru_one", "lookup only, LRU hash, 1 key *" },
+	[C_PROBE_HASH_MANY]  = { "probe_hash_many", "lookup only, hash, %s keys *" },
+	[C_PROBE_ARRAY_MANY] = { "probe_array_many", "lookup only, array, %s slots *" },
+	[C_PROBE_ARRAY_CLK_MANY] = { "probe_array_ktime_many", "ktime + lookup, array, %s slots *" },
+};
+
+/* Rules of the production instance for the one-frame cases. */
+static const char *const single_rules[] = {
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295",   /* under limit: always room */
+	"203.0.113.0/24 --rate 1/h --burst 1",                     /* over limit after one packet */
+	"2001:db8::/32 --rate 1/h --burst 1",
+	"198.18.0.0/16 --allow",
+	"198.19.0.0/16 --deny",
+	NULL,
+};
+
+/* The many-source stages: one rule over 10.0.0.0/12, one bucket per address. */
+static const char *const many_over_rules[] = {
+	"10.0.0.0/12 --rate 1/h --burst 1 --per 32", NULL,
+};
+static const char *const many_under_rules[] = {
+	"10.0.0.0/12 --rate 10000000/s --burst 4294967295 --per 32", NULL,
+};
+
+static struct {
+	__u32 repeat, runs, sources, passes;
+	int cpu;
+	bool json;
+} opt = { 10000000, 5, 1000000, 2, -1, false };
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "xrl_bench: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static double thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One timed run of a case: appends to its runs. */
+static void run_case(struct bcase *c)
+{
+	__u32 kns = 0;
+	double t0, t1;
+	int v;
+
+	t0 = thread_ns();
+	v = xrl_tl_run(c->prog_fd, c->pkt, c->len, c->repeat, &kns);
+	t1 = thread_ns();
+	if (v < 0)
+		die("%s: BPF_PROG_TEST_RUN failed: %s", c->id, strerror(-v));
+	if (v != c->expect)
+		die("%s: verdict %s, expected %s", c->id, verdict_name(v), verdict_name(c->expect));
+	c->ns[c->nruns] = (t1 - t0) / c->repeat;
+	c->kern_ns[c->nruns] = kns;
+	c->nruns++;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void summarize(struct bcase *c)
+{
+	double s[MAX_RUNS];
+
+	memcpy(s, c->ns, sizeof(double) * c->nruns);
+	qsort(s, c->nruns, sizeof(double), cmp_double);
+	c->min = s[0];
+	c->max = s[c->nruns - 1];
+	c->med = c->nruns & 1 ? s[c->nruns / 2] : (s[c->nruns / 2 - 1] + s[c->nruns / 2]) / 2;
+}
+
+/* First run(s) outside the timing: create the bucket, spend the burst; check the verdict. */
+static void prime_case(struct bcase *c, int prog_fd, const struct xrl_pkt_spec *s, int expect)
+{
+	int v;
+
+	c->prog_fd = prog_fd;
+	c->len = xrl_pkt_build(c->pkt, sizeof(c->pkt), s, NULL, NULL);
+	c->expect = expect;
+	c->repeat = opt.repeat;
+	v = xrl_tl_run(prog_fd, c->pkt, c->len, 2, NULL);
+	if (v >= 0)
+		v = xrl_tl_run(prog_fd, c->pkt, c->len, 1, NULL);
+	if (v < 0)
+		die("%s: BPF_PROG_TEST_RUN failed: %s", c->id, strerror(-v));
+	if (v != expect)
+		die("%s: verdict %s, expected %s", c->id, verdict_name(v), verdict_name(expect));
+}
+
+static void apply_rules(const struct xrl_maps *m, const char *const *lines)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	char err[XRL_ERRLEN];
+	int n = 0, i, r;
+
+	for (i = 0; lines[i]; i++) {
+		r = xrl_rule_parse_line(lines[i], &defs[n], err, sizeof(err));
+		if (r < 0)
+			die("rule '%s': %s", lines[i], err);
+		n += r;
+	}
+	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err)))
+		die("apply: %s", err);
+}
+
+/* A production object (kernel clock), loaded with its default map sizes. */
+struct prod {
+	struct xrl_bpf *skel;
+	struct xrl_maps maps;
+	int prog_fd;
+};
+
+static void prod_open(struct prod *p, const char *const *rules)
+{
+	struct xrl_config cfg = { 0 };
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->skel = xrl_bpf__open();
+	if (!p->skel)
+		die("cannot open the xrl BPF object: %s", strerror(errno));
+	p->skel->rodata->xrl_malformed_policy = XRL_MALFORMED_PASS;
+	err = xrl_bpf__load(p->skel);
+	if (err)
+		die("cannot load the xrl BPF object (root and BPF needed): %s", strerror(-err));
+	if (xrl_maps_from_obj(p->skel->obj, &p->maps))
+		die("xrl object lacks a map");
+	p->prog_fd = bpf_program__fd(p->skel->progs.xrl_xdp);
+	cfg.malformed_policy = XRL_MALFORMED_PASS;
+	xrl_write_config(&p->maps, &cfg);
+	apply_rules(&p->maps, rules);
+}
+
+static void prod_close(struct prod *p)
+{
+	xrl_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
+static struct xrl_global_stats gstats(const struct xrl_maps *m)
+{
+	struct xrl_global_stats g;
+
+	if (xrl_read_global(m, &g))
+		die("cannot read xrl_stats");
+	return g;
+}
+
+/* Deterministic shuffle (xorshift64*, fixed seeds): the same orders every time. */
+static __u64 rng_state;
+
+static __u64 rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static void fill_shuffled(__u64 *srcs, __u32 n, __u64 seed)
+{
+	__u64 t;
+	__u32 i, j;
+
+	rng_state = seed;
+	for (i = 0; i < n; i++)
+		srcs[i] = SRC_BASE + i;
+	for (i = n - 1; i > 0; i--) {
+		j = (__u32)(rng() % (i + 1));
+		t = srcs[i];
+		srcs[i] = srcs[j];
+		srcs[j] = t;
+	}
+	for (i = 0; i < n; i++)
+		srcs[i] = htonl((__u32)srcs[i]);
+}
+
+static void fill_one(__u64 *srcs, __u32 n, __u32 addr_net)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		srcs[i] = addr_net;
+}
+
+/* Memory the kernel charges for a map (memlock in its fdinfo), or 0. */
+static unsigned long long map_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+struct walker {
+	struct xrl_clock_bpf *skel;
+	__u64 *srcs;        /* mmap of xrl_bench_srcs: address in the low 32 bits */
+	int prog_fd;
+	int next_fd;
+};
+
+static void walker_target(struct walker *w, int prog_fd)
+{
+	__u32 k = 0;
+
+	if (prog_fd < 0)
+		bpf_map_delete_elem(w->next_fd, &k);
+	else if (bpf_map_update_elem(w->next_fd, &k, &prog_fd, BPF_ANY))
+		die("cannot set the tail-call target: %s", strerror(errno));
+}
+
+/*
+ * Many-source stage: point the source walk at prog_fd, fill its table with
+ * every source once (unless already filled), then time runs visiting all
+ * sources in a fresh random order, alternating with runs where every list
+ * entry is one source. maps: an xrl instance, whose counters then prove that
+ * the fill created one bucket per source and that timing created none.
+ */
+static void stage(struct walker *w, int prog_fd, const struct xrl_maps *maps, bool fill,
+		  int expect, struct bcase *many, struct bcase *one, struct bcase *ins,
+		  long *live_out)
+{
+	struct xrl_global_stats g0 = { 0 }, g1;
+	__u32 n = opt.sources, k;
+	long live;
+	int v;
+
+	walker_target(w, prog_fd);
+	w->skel->data->xrl_bench_nsrc = n;
+	if (fill) {
+		/* the first packet of a source creates its bucket, which starts full: PASS */
+		fill_shuffled(w->srcs, n, 0x9e3779b97f4a7c15ULL);
+		w->skel->bss->xrl_bench_pos = 0;
+		if (ins) {
+			ins->prog_fd = w->prog_fd;
+			ins->expect = XDP_PASS;
+			ins->repeat = n;
+			run_case(ins);
+		} else if ((v = xrl_tl_run(w->prog_fd, many->pkt, many->len, n, NULL)) != XDP_PASS) {
+			die("%s: fill ended with %s", many->id,
+			    v < 0 ? strerror(-v) : verdict_name(v));
+		}
+	}
+	if (maps) {
+		g0 = gstats(maps);
+		if (g0.sources_created != n || g0.insert_failed)
+			die("%s: fill created %llu buckets (%llu failed), wanted %u", many->id,
+			    (unsigned long long)g0.sources_created,
+			    (unsigned long long)g0.insert_failed, n);
+	}
+
+	many->prog_fd = w->prog_fd;
+	many->expect = expect;
+	many->repeat = n * opt.passes;
+	if (one) {
+		one->prog_fd = w->prog_fd;
+		one->expect = expect;
+		one->repeat = n * opt.passes;
+	}
+	for (k = 0; k < opt.runs; k++) {
+		fill_shuffled(w->srcs, n, 0xd1b54a32d192ed03ULL + k);
+		w->skel->bss->xrl_bench_pos = 0;
+		run_case(many);
+		if (one) {
+			fill_one(w->srcs, n, htonl(SRC_BASE + 1));
+			w->skel->bss->xrl_bench_pos = 0;
+			run_case(one);
+		}
+	}
+	summarize(many);
+	if (one)
+		summarize(one);
+	walker_target(w, -1);   /* the prog array holds the program, and so its maps */
+
+	if (!maps)
+		return;
+	g1 = gstats(maps);
+	if (g1.sources_created != g0.sources_created || g1.insert_failed)
+		die("%s: buckets were created while timing (evictions?): %llu -> %llu", many->id,
+		    (unsigned long long)g0.sources_created, (unsigned long long)g1.sources_created);
+	live = xrl_count_sources(maps);
+	if (live != (long)n)
+		die("%s: %ld live buckets, wanted %u", many->id, live, n);
+	if (live_out)
+		*live_out = live;
+	bucket_map_bytes = map_memlock(maps->buckets);
+}
+
+static double med(int i)
+{
+	return cases[i].med;
+}
+
+/* Net cost of a source-walk case: minus what the wrapper adds over bare drop. */
+static double net(int i)
+{
+	return med(i) - (med(C_WRAP_DROP) - med(C_DROP));
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: xrl_bench [--repeat N] [--runs K] [--sources S] [--passes P] [--cpu C] [--json]\n"
+		"  --repeat N   executions per run of the one-frame cases (default 10000000)\n"
+		"  --runs K     runs per case; figures are medians (default 5, at most %d)\n"
+		"  --sources S  distinct sources of the many-source cases (default 1000000, at most %u)\n"
+		"  --passes P   passes over the sources per timed run (default 2)\n"
+		"  --cpu C      CPU to run on (default: the one it starts on)\n"
+		"  --json       one JSON object instead of the table\n",
+		MAX_RUNS, MAX_SRCS);
+}
+
+static __u32 parse_u32(const char *what, const char *s, __u32 min, __u32 max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		die("invalid %s '%s': a number from %u to %u", what, s, min, max);
+	return (__u32)v;
+}
+
+static const char *method_text(void)
+{
+	static char buf[1600];
+
+	snprintf(buf, sizeof(buf),
+		 "ns/pkt = thread CPU time of one bpf_prog_test_run_opts call / its repeat count, median "
+		 "of %u runs; one-frame cases run round robin with repeat %u. Cases marked * use "
+		 "xrl_clock.bpf.c:xrl_srcwalk, which writes the next address of a list into the IPv4 "
+		 "source and tail-calls the production xrl program: the LRU bucket map (%u entries) is "
+		 "first filled with %u sources (10.0.0.0/12, rule --per 32) in one random order, then "
+		 "each timed run visits all of them %u times in another random order (repeat %u), so "
+		 "every lookup hits an existing bucket at a random place (checked: no bucket created "
+		 "while timing). The 1-source * rows run the same wrapper with every list entry equal. "
+		 "net = figure - (srcwalk->drop - bare drop).",
+		 opt.runs, opt.repeat, XRL_DEFAULT_SOURCES, opt.sources, opt.passes,
+		 opt.sources * opt.passes);
+	return buf;
+}
+
+static const int clock_cases[] = { C_CLK_KTIME, C_CLK_COARSE, C_CLK_BOOT, C_CLK_JIFFIES };
+static const char *const clock_names[] = {
+	"bpf_ktime_get_ns", "bpf_ktime_get_coarse_ns", "bpf_ktime_get_boot_ns", "bpf_jiffies64",
+};
+
+struct targets {
+	double over;          /* IPv4 over limit / bare drop */
+	double many_over;     /* net many-source / direct one-source, over limit */
+	double many_under;    /* the same, under limit */
+	double like_over;     /* both through srcwalk */
+	double like_under;
+};
+
+static struct targets targets(void)
+{
+	return (struct targets){
+		.over = med(C_V4_OVER) / med(C_DROP),
+		.many_over = net(C_OVER_MANY) / med(C_V4_OVER),
+		.many_under = net(C_UNDER_MANY) / med(C_V4_UNDER),
+		.like_over = med(C_OVER_MANY) / med(C_OVER_ONE),
+		.like_under = med(C_UNDER_MANY) / med(C_UNDER_ONE),
+	};
+}
+
+static void report_json(double wall, long live_over, long live_under)
+{
+	struct targets tg = targets();
+	double d = med(C_DROP);
+	__u32 k;
+	int i;
+
+	printf("{\n  \"unit\": \"ns/packet\",\n  \"repeat\": %u,\n  \"runs\": %u,\n"
+	       "  \"sources\": %u,\n  \"passes\": %u,\n  \"cpu\": %d,\n"
+	       "  \"wall_seconds\": %.1f,\n  \"method\": \"%s\",\n  \"cases\": {\n",
+	       opt.repeat, opt.runs, opt.sources, opt.passes, opt.cpu, wall, method_text());
+	for (i = 0; i < C_N; i++) {
+		struct bcase *b = &cases[i];
+
+		printf("    \"%s\": {\"label\": \"%s\", \"ns\": %.2f, \"min\": %.2f, \"max\": %.2f, "
+		       "\"x_drop\": %.3f, \"verdict\": \"%s\", \"repeat\": %u, \"runs_ns\": [",
+		       b->id, b->label, b->med, b->min, b->max, b->med / d, verdict_name(b->expect),
+		       b->repeat);
+		for (k = 0; k < (__u32)b->nruns; k++)
+			printf("%s%.2f", k ? ", " : "", b->ns[k]);
+		printf("], \"kernel_duration_ns\": [");
+		for (k = 0; k < (__u32)b->nruns; k++)
+			printf("%s%u", k ? ", " : "", b->kern_ns[k]);
+		printf("]}%s\n", i + 1 < C_N ? "," : "");
+	}
+	printf("  },\n  \"clock_cost_ns\": {");
+	for (i = 0; i < 4; i++)
+		printf("%s\"%s\": %.2f", i ? ", " : "", clock_names[i], med(clock_cases[i]) - d);
+	printf("},\n  \"map_clock_minus_kernel_clock_ns\": %.2f,\n",
+	       med(C_TESTCLK_OVER) - med(C_V4_OVER));
+	printf("  \"srcwalk_overhead_ns\": %.2f,\n", med(C_WRAP_DROP) - d);
+	printf("  \"live_buckets\": {\"over\": %ld, \"under\": %ld},\n", live_over, live_under);
+	printf("  \"bucket_map_bytes\": %llu,\n", bucket_map_bytes);
+	printf("  \"many_sources_net_ns\": {\"over\": %.2f, \"under\": %.2f, \"testclock_over\": %.2f},\n",
+	       net(C_OVER_MANY), net(C_UNDER_MANY), net(C_TESTCLK_MANY));
+	printf("  \"targets\": {\n"
+	       "    \"over_limit_vs_bare_drop\": {\"ratio\": %.2f, \"max\": %.1f, \"met\": %s},\n"
+	       "    \"many_vs_one_source_over\": {\"ratio\": %.2f, \"like_for_like_ratio\": %.2f, \"max\": %.1f, \"met\": %s},\n"
+	       "    \"many_vs_one_source_under\": {\"ratio\": %.2f, \"like_for_like_ratio\": %.2f, \"max\": %.1f, \"met\": %s}\n"
+	       "  }\n}\n",
+	       tg.over, TARGET_OVER, tg.over <= TARGET_OVER ? "true" : "false",
+	       tg.many_over, tg.like_over, TARGET_SOURCES,
+	       tg.many_over <= TARGET_SOURCES ? "true" : "false",
+	       tg.many_under, tg.like_under, TARGET_SOURCES,
+	       tg.many_under <= TARGET_SOURCES ? "true" : "false");
+}
+
+/* Print text wrapped at 78 columns: first line after first, the others after indent. */
+static void print_wrapped(const char *first, const char *indent, const char *s)
+{
+	size_t width = 78 - strlen(indent), n;
+
+	while (*s) {
+		n = strlen(s);
+		if (n > width) {
+			n = width;
+			while (n > 0 && s[n] != ' ')
+				n--;
+			if (n == 0)
+				n = width;
+		}
+		printf("%s%.*s\n", first, (int)n, s);
+		first = indent;
+		s += n;
+		while (*s == ' ')
+			s++;
+	}
+}
+
+static void row(const char *what, double ns)
+{
+	printf("  %-60s %8.2f ns\n", what, ns);
+}
+
+static void report_table(double wall, const char *nbuf, long live_over, long live_under)
+{
+	struct targets tg = targets();
+	double d = med(C_DROP), clk = med(C_CLK_KTIME) - d;
+	char mm[48], what[96];
+	int i;
+
+	printf("xrl decision cost (BPF_PROG_TEST_RUN), ns per packet, median of %u runs, CPU %d\n\n",
+	       opt.runs, opt.cpu);
+	printf("%-40s %8s %17s %8s  %s\n", "case", "ns/pkt", "min..max", "x drop", "verdict");
+	for (i = 0; i < C_N; i++) {
+		struct bcase *b = &cases[i];
+
+		if (i == C_NONIP || i == C_TESTCLK_OVER || i == C_OVER_MANY || i == C_PROBE_LRU_MANY)
+			printf("\n");
+		snprintf(mm, sizeof(mm), "%.2f..%.2f", b->min, b->max);
+		printf("%-40s %8.2f %17s %8.2f  %s\n", b->label, b->med, mm, b->med / d,
+		       verdict_name(b->expect));
+	}
+	printf("\n");
+	print_wrapped("* ", "  ", method_text());
+	printf("  live buckets after timing: %ld (over-limit stage), %ld (under-limit stage);\n"
+	       "  bucket map: %u entries, %.0f MiB of kernel memory\n",
+	       live_over, live_under, XRL_DEFAULT_SOURCES, bucket_map_bytes / 1048576.0);
+
+	printf("\nclock helper cost, above bare drop:\n");
+	for (i = 0; i < 4; i++)
+		row(clock_names[i], med(clock_cases[i]) - d);
+	row("map-based test clock instead (test-clock over - xrl over)",
+	    med(C_TESTCLK_OVER) - med(C_V4_OVER));
+
+	printf("\none source, over limit: where the time goes (differences of medians):\n");
+	row("frame + test-run loop (bare drop)", d);
+	row("stats/config lookups, Ethernet parse (non-IP - drop)", med(C_NONIP) - d);
+	row("IPv4 parse, LPM lookup that misses (no rule - non-IP)", med(C_NORULE) - med(C_NONIP));
+	row("LPM hit, rule scan, rule counters (deny - no rule)", med(C_DENY) - med(C_NORULE));
+	row("clock read (bpf_ktime_get_ns - drop)", clk);
+	row("bucket key, bucket lookup, GCRA (over - deny - clock)",
+	    med(C_V4_OVER) - med(C_DENY) - clk);
+	row("= IPv4 over limit", med(C_V4_OVER));
+	row("admission write, CAS (under - over)", med(C_V4_UNDER) - med(C_V4_OVER));
+	row("QinQ tags (QinQ over - IPv4 over)", med(C_QINQ_OVER) - med(C_V4_OVER));
+	row("IPv6 instead of IPv4 (IPv6 over - IPv4 over)", med(C_V6_OVER) - med(C_V4_OVER));
+
+	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
+	       nbuf, med(C_WRAP_DROP) - d);
+	snprintf(what, sizeof(what), "xrl net, %s sources (one source direct: %.2f)", nbuf,
+		 med(C_V4_OVER));
+	row(what, net(C_OVER_MANY));
+	snprintf(what, sizeof(what), "xrl test-clock object net, %s sources (no clock read)", nbuf);
+	row(what, net(C_TESTCLK_MANY));
+	row("LRU lookup alone: many keys - one key", med(C_PROBE_LRU_MANY) - med(C_PROBE_LRU_ONE));
+	row("LRU lookup after bpf_ktime_get_ns: many keys - one key",
+	    med(C_PROBE_LRU_CLK_MANY) - med(C_PROBE_LRU_ONE) - clk);
+	row("preallocated hash instead of LRU (hash - LRU, many keys)",
+	    med(C_PROBE_HASH_MANY) - med(C_PROBE_LRU_MANY));
+	row("direct-mapped array instead (array - LRU, many keys)",
+	    med(C_PROBE_ARRAY_MANY) - med(C_PROBE_LRU_MANY));
+	row("array after bpf_ktime_get_ns (array+ktime - array - clock)",
+	    med(C_PROBE_ARRAY_CLK_MANY) - med(C_PROBE_ARRAY_MANY) - clk);
+
+	printf("\ntargets:\n");
+	printf("  over limit <= %.0fx bare drop: %.2f / %.2f = %.2fx  %s\n", TARGET_OVER,
+	       med(C_V4_OVER), d, tg.over, tg.over <= TARGET_OVER ? "MET" : "NOT MET");
+	printf("  %s sources <= %.0fx one source, over limit: %.2f / %.2f = %.2fx  %s\n", nbuf,
+	       TARGET_SOURCES, net(C_OVER_MANY), med(C_V4_OVER), tg.many_over,
+	       tg.many_over <= TARGET_SOURCES ? "MET" : "NOT MET");
+	printf("    (like for like, both through srcwalk: %.2fx)\n", tg.like_over);
+	printf("  %s sources <= %.0fx one source, under limit: %.2f / %.2f = %.2fx  %s\n", nbuf,
+	       TARGET_SOURCES, net(C_UNDER_MANY), med(C_V4_UNDER), tg.many_under,
+	       tg.many_under <= TARGET_SOURCES ? "MET" : "NOT MET");
+	printf("    (like for like, both through srcwalk: %.2fx)\n", tg.like_under);
+	printf("\ntotal time %.1f s\n", wall);
+}
+
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "repeat", required_argument, 0, 'r' },
+		{ "runs", required_argument, 0, 'k' },
+		{ "sources", required_argument, 0, 's' },
+		{ "passes", required_argument, 0, 'p' },
+		{ "cpu", required_argument, 0, 'c' },
+		{ "json", no_argument, 0, 'j' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct xrl_drop_bpf *drop;
+	struct xrl_clock_bpf *clk;
+	struct walker w = { 0 };
+	struct prod prod;
+	struct xrl_tl tl;
+	struct xrl_pkt_spec s;
+	static char many_labels[C_N - C_N_SINGLE][64];
+	char nbuf[32];
+	long live_over = 0, live_under = 0;
+	double t_start, wall;
+	struct timespec ts;
+	cpu_set_t set;
+	int c, i, err;
+	__u32 k;
+
+	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': opt.repeat = parse_u32("--repeat", optarg, 1, 1000000000); break;
+		case 'k': opt.runs = parse_u32("--runs", optarg, 1, MAX_RUNS); break;
+		case 's': opt.sources = parse_u32("--sources", optarg, 1, MAX_SRCS); break;
+		case 'p': opt.passes = parse_u32("--passes", optarg, 1, 100); break;
+		case 'c': opt.cpu = (int)parse_u32("--cpu", optarg, 0, CPU_SETSIZE - 1); break;
+		case 'j': opt.json = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if ((__u64)opt.sources * opt.passes > 0xffffffffULL)
+		die("--sources x --passes must stay below 2^32");
+	if (opt.sources > XRL_DEFAULT_SOURCES)
+		die("--sources above the bucket map size %u", XRL_DEFAULT_SOURCES);
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t_start = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	if (opt.cpu < 0)
+		opt.cpu = sched_getcpu();
+	CPU_ZERO(&set);
+	CPU_SET(opt.cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("cannot run on CPU %d: %s", opt.cpu, strerror(errno));
+	libbpf_set_print(libbpf_quiet);
+
+	/* the floor and the clock programs */
+	drop = xrl_drop_bpf__open_and_load();
+	if (!drop)
+		die("cannot load the drop object (root and BPF needed): %s", strerror(errno));
+	clk = xrl_clock_bpf__open_and_load();
+	if (!clk)
+		die("cannot load the clock object: %s", strerror(errno));
+	w.skel = clk;
+	w.prog_fd = bpf_program__fd(clk->progs.xrl_srcwalk);
+	w.next_fd = bpf_map__fd(clk->maps.xrl_bench_next);
+	w.srcs = mmap(NULL, MAX_SRCS * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED,
+		      bpf_map__fd(clk->maps.xrl_bench_srcs), 0);
+	if (w.srcs == MAP_FAILED)
+		die("cannot mmap xrl_bench_srcs: %s", strerror(errno));
+
+	memset(&s, 0, sizeof(s));
+	s.family = 4;
+	prime_case(&cases[C_DROP], bpf_program__fd(drop->progs.xrl_drop), &s, XDP_DROP);
+	prime_case(&cases[C_CLK_KTIME], bpf_program__fd(clk->progs.xrl_clk_ktime), &s, XDP_DROP);
+	prime_case(&cases[C_CLK_COARSE], bpf_program__fd(clk->progs.xrl_clk_coarse), &s, XDP_DROP);
+	prime_case(&cases[C_CLK_BOOT], bpf_program__fd(clk->progs.xrl_clk_boot), &s, XDP_DROP);
+	prime_case(&cases[C_CLK_JIFFIES], bpf_program__fd(clk->progs.xrl_clk_jiffies), &s, XDP_DROP);
+
+	/* the production object, one frame per case */
+	prod_open(&prod, single_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .ethertype = ETH_P_ARP };
+	prime_case(&cases[C_NONIP], prod.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "100.64.0.7" };
+	prime_case(&cases[C_NORULE], prod.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.18.0.7" };
+	prime_case(&cases[C_ALLOW], prod.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.19.0.7" };
+	prime_case(&cases[C_DENY], prod.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_V4_UNDER], prod.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };
+	prime_case(&cases[C_V4_OVER], prod.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 6, .src = "2001:db8::7" };
+	prime_case(&cases[C_V6_OVER], prod.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.9", .vlans = 2 };
+	prime_case(&cases[C_QINQ_OVER], prod.prog_fd, &s, XDP_DROP);
+
+	/* the test build: its clock is a map read */
+	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
+	if (err)
+		die("cannot load the test-clock object");
+	xrl_tl_set_clock(&tl, 1000000000ULL);
+	if (xrl_tl_rules(&tl, single_rules))
+		die("cannot install rules in the test-clock object");
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };
+	prime_case(&cases[C_TESTCLK_OVER], tl.prog_fd, &s, XDP_DROP);
+
+	/* the source-walk wrapper alone: tail call into bare drop */
+	walker_target(&w, bpf_program__fd(drop->progs.xrl_drop));
+	fill_shuffled(w.srcs, opt.sources, 0x9e3779b97f4a7c15ULL);
+	clk->data->xrl_bench_nsrc = opt.sources;
+	clk->bss->xrl_bench_pos = 0;
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "10.0.0.1" };
+	prime_case(&cases[C_WRAP_DROP], w.prog_fd, &s, XDP_DROP);
+
+	for (k = 0; k < opt.runs; k++)
+		for (i = 0; i < C_N_SINGLE; i++)
+			run_case(&cases[i]);
+	for (i = 0; i < C_N_SINGLE; i++)
+		summarize(&cases[i]);
+	walker_target(&w, -1);
+	xrl_tl_close(&tl);
+	prod_close(&prod);
+
+	/* many sources */
+	if (opt.sources == 1000000)
+		snprintf(nbuf, sizeof(nbuf), "1M");
+	else
+		snprintf(nbuf, sizeof(nbuf), "%u", opt.sources);
+	for (i = C_N_SINGLE; i < C_N; i++) {
+		if (!strstr(cases[i].label, "%s"))
+			continue;
+		snprintf(many_labels[i - C_N_SINGLE], sizeof(many_labels[0]), cases[i].label, nbuf);
+		cases[i].label = many_labels[i - C_N_SINGLE];
+	}
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "10.0.0.1" };
+	for (i = C_OVER_MANY; i < C_N; i++)
+		cases[i].len = xrl_pkt_build(cases[i].pkt, sizeof(cases[i].pkt), &s, NULL, NULL);
+	prod_open(&prod, many_over_rules);
+	stage(&w, prod.prog_fd, &prod.maps, true, XDP_DROP, &cases[C_OVER_MANY],
+	      &cases[C_OVER_ONE], &cases[C_INSERT], &live_over);
+	prod_close(&prod);
+	prod_open(&prod, many_under_rules);
+	stage(&w, prod.prog_fd, &prod.maps, true, XDP_PASS, &cases[C_UNDER_MANY],
+	      &cases[C_UNDER_ONE], &cases[C_INSERT], &live_under);
+	prod_close(&prod);
+	summarize(&cases[C_INSERT]);
+	if (xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS))
+		die("cannot load the test-clock object");
+	xrl_tl_set_clock(&tl, 1000000000ULL);
+	if (xrl_tl_rules(&tl, many_over_rules))
+		die("cannot install rules in the test-clock object");
+	stage(&w, tl.prog_fd, &tl.maps, true, XDP_DROP, &cases[C_TESTCLK_MANY], NULL, NULL, NULL);
+	xrl_tl_close(&tl);
+	/* the table access alone, in xrl_clock.bpf.c's own maps */
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_lru), NULL, true, XDP_DROP,
+	      &cases[C_PROBE_LRU_MANY], &cases[C_PROBE_LRU_ONE], NULL, NULL);
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_lru_clk), NULL, false, XDP_DROP,
+	      &cases[C_PROBE_LRU_CLK_MANY], NULL, NULL, NULL);
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_hash), NULL, true, XDP_DROP,
+	      &cases[C_PROBE_HASH_MANY], NULL, NULL, NULL);
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_array), NULL, true, XDP_DROP,
+	      &cases[C_PROBE_ARRAY_MANY], NULL, NULL, NULL);
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_array_clk), NULL, false, XDP_DROP,
+	      &cases[C_PROBE_ARRAY_CLK_MANY], NULL, NULL, NULL);
+
+	munmap(w.srcs, MAX_SRCS * sizeof(__u64));
+	xrl_clock_bpf__destroy(clk);
+	xrl_drop_bpf__destroy(drop);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	wall = (double)ts.tv_sec + ts.tv_nsec / 1e9 - t_start;
+
+	if (opt.json)
+		report_json(wall, live_over, live_under);
+	else
+		report_table(wall, nbuf, live_over, live_under);
+	return 0;
+}
