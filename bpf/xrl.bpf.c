@@ -220,16 +220,16 @@ static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key, __
 	if (s->key.rule_id == key->rule_id && s->key.family == key->family &&
 	    s->key.addr[0] == key->addr[0] && s->key.addr[1] == key->addr[1] &&
 	    s->key.addr[2] == key->addr[2] && s->key.addr[3] == key->addr[3]) {
-		s->dropped++;
-		s->total++;
+		s->dropped += XRL_SKETCH_SAMPLE;
+		s->total += XRL_SKETCH_SAMPLE;
 		s->last_ns = now_ns;
-	} else if (s->dropped <= 1) {
+	} else if (s->dropped <= XRL_SKETCH_SAMPLE) {
 		s->key = *key;
-		s->dropped = 1;
-		s->total = 1;
+		s->dropped = XRL_SKETCH_SAMPLE;
+		s->total = XRL_SKETCH_SAMPLE;
 		s->last_ns = now_ns;
 	} else {
-		s->dropped--;
+		s->dropped -= XRL_SKETCH_SAMPLE;
 	}
 }
 
@@ -391,12 +391,14 @@ int xrl_xdp(struct xdp_md *ctx)
 		rs->passed_bytes += len;
 		return XDP_PASS;
 	}
-	if (r->action == XRL_ACT_DENY) {
-		/* deny reads no clock on its own; a jiffy-old time is plenty for top */
-		xrl_make_key(r, &p, &key);
-		now_ns = bpf_ktime_get_coarse_ns();
+	if ((gs->dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
+		if (r->action == XRL_ACT_DENY) {
+			/* deny reads no clock on its own; a jiffy-old time is plenty for top */
+			xrl_make_key(r, &p, &key);
+			now_ns = bpf_ktime_get_coarse_ns();
+		}
+		xrl_sketch_drop(&key, now_ns);
 	}
-	xrl_sketch_drop(&key, now_ns);
 	rs->dropped++;
 	rs->dropped_bytes += len;
 	gs->dropped++;

@@ -123,9 +123,11 @@ struct xrl_bucket {
  * source hashing there counts it down and takes the slot at zero (one
  * Misra-Gries counter per slot), so a flooding source keeps its slot while
  * a random-source flood only churns the slots it lands in. Per CPU, so the
- * drop path writes no shared cache line.
+ * drop path writes no shared cache line; sampled (XRL_SKETCH_SAMPLE), so a
+ * flood pays for it on one drop in 8: counts are estimates, exact to 8 per CPU.
  */
 #define XRL_SKETCH_SLOTS 4096
+#define XRL_SKETCH_SAMPLE 8   /* one drop in 8 per CPU updates the sketch, with weight 8 */
 struct xrl_sketch_slot {
 	struct xrl_bucket_key key;
 	__u32 _pad;

@@ -130,8 +130,9 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 	nexthdr = ip6->nexthdr;
 	cur = ip6 + 1;
 
+	/* up to XRL_MAX_EXT_HDRS extension headers, then the L4 header */
 #pragma unroll
-	for (i = 0; i < XRL_MAX_EXT_HDRS; i++) {
+	for (i = 0; i <= XRL_MAX_EXT_HDRS; i++) {
 		if (nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
 		    nexthdr == IPPROTO_DSTOPTS) {
 			struct xrl_ipv6_opt *opt = cur;

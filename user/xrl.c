@@ -23,9 +23,9 @@ static const char usage_text[] =
 	"  attach IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]\n"
 	"  detach IFACE\n"
 	"  status\n"
-	"  rule add PREFIX --rate RATE [--burst N] [--bytes RATE --bytes-burst SIZE]\n"
+	"  rule add PREFIX --rate RATE [--burst N] [--bytes RATE [--bytes-burst SIZE]]\n"
 	"                  [--per LEN] [--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]\n"
-	"  rule add PREFIX --allow | --deny\n"
+	"  rule add PREFIX --allow | --deny [--proto P] [--dport PORT] [--syn]\n"
 	"  rule del PREFIX [--proto P] [--dport PORT] [--syn]\n"
 	"  rule list\n"
 	"  rule load FILE\n"
@@ -130,8 +130,9 @@ int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 	if (xrl_iface_count(m) == 0) {
 		xrl_maps_close(m);
 		return xrl_error(ctx, XRL_EXIT_FAIL,
-				 "instance '%s' is not attached to any interface: run 'xrl attach IFACE' first",
-				 ctx->instance);
+				 "instance '%s' is not attached to any interface: run 'xrl%s%s attach IFACE' first",
+				 ctx->instance, strcmp(ctx->instance, "default") ? " --instance " : "",
+				 strcmp(ctx->instance, "default") ? ctx->instance : "");
 	}
 	return 0;
 }
@@ -181,6 +182,7 @@ int main(int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	struct xrl_ctx ctx = { .instance = "default", .lock_fd = -1 };
+	bool instance_given = false;
 	const char *cmd;
 	int c;
 
@@ -190,6 +192,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			ctx.instance = optarg;
+			instance_given = true;
 			break;
 		case 'j':
 			ctx.json = true;
@@ -202,7 +205,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			if (optopt == 'i')
+			if (optopt == 'i' && !strncmp(argv[optind - 1], "--", 2))
 				return xrl_error(&ctx, XRL_EXIT_USAGE, "--instance needs a NAME");
 			return xrl_error(&ctx, XRL_EXIT_USAGE, "unknown option '%s' (see xrl --help)",
 					 argv[optind - 1]);
@@ -214,6 +217,8 @@ int main(int argc, char **argv)
 				 ctx.instance);
 	snprintf(ctx.pin_dir, sizeof(ctx.pin_dir), "%s/%s", XRL_PIN_ROOT, ctx.instance);
 	if (optind >= argc) {
+		if (ctx.json)
+			return xrl_error(&ctx, XRL_EXIT_USAGE, "missing COMMAND (see xrl --help)");
 		fputs(usage_text, stderr);
 		return XRL_EXIT_USAGE;
 	}
@@ -223,6 +228,7 @@ int main(int argc, char **argv)
 		return xrl_error(&ctx, XRL_EXIT_FAIL,
 				 "bpffs is not mounted at /sys/fs/bpf and mounting it failed (run as root)");
 
+	ctx.all_instances = !instance_given;
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;

@@ -16,6 +16,7 @@ struct xrl_ctx {
 	char pin_dir[256];
 	bool json;
 	bool pretty;
+	bool all_instances;   /* no --instance given: status reports every instance */
 	int lock_fd;
 };
 

@@ -48,7 +48,11 @@ static int apply(struct xrl_ctx *ctx, struct xrl_maps *m, const struct xrl_rule_
 {
 	char err[XRL_ERRLEN];
 
-	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err)))
+	int rc = xrl_ruleset_apply(m, defs, n, err, sizeof(err));
+
+	if (rc == -EINVAL)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s; nothing was changed", err);
+	if (rc)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
 	return 0;
 }
@@ -86,6 +90,7 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	struct xrl_rule_def def;
 	struct xrl_maps m;
 	char err[XRL_ERRLEN], text[256];
+	bool replaced;
 	int n, i, rc;
 
 	if (argc < 1)
@@ -98,17 +103,18 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (xrl_rule_same_match(&cur[i], &def))
 			break;
+	replaced = i < n;
 	cur[i] = def;   /* replaces the rule with the same prefix and match */
-	if (i == n)
+	if (!replaced)
 		n++;
 	rc = apply(ctx, &m, cur, n);
 	end(ctx, &m);
 	if (!rc) {
 		xrl_rule_format(&def, text, sizeof(text));
 		if (ctx->json)
-			xrl_json_print(ctx, json_pack("{s:s}", "added", text));
+			xrl_json_print(ctx, json_pack("{s:s}", replaced ? "replaced" : "added", text));
 		else
-			printf("xrl: rule %s: %s\n", i < n - 1 || i == n - 1 ? "set" : "set", text);
+			printf("xrl: rule %s: %s\n", replaced ? "replaced" : "added", text);
 	}
 	return rc;
 }
@@ -160,7 +166,16 @@ static int rule_list(struct xrl_ctx *ctx)
 			json_array_append_new(arr, rule_json(&cur[i], cur_ids[i]));
 		xrl_json_print(ctx, arr);
 	} else {
-		printf("%-4s %-32s %-6s %10s %10s %4s  %s\n", "ID", "RULE", "ACTION", "RATE", "BURST",
+		int w = 4;
+
+		for (i = 0; i < n; i++) {
+			char match[192];
+
+			xrl_rule_format_match(&cur[i], match, sizeof(match));
+			if ((int)strlen(match) > w)
+				w = (int)strlen(match);
+		}
+		printf("%-4s %-*s %-6s %10s %10s %4s  %s\n", "ID", w, "RULE", "ACTION", "RATE", "BURST",
 		       "PER", "BYTES");
 		for (i = 0; i < n; i++) {
 			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
@@ -178,7 +193,7 @@ static int rule_list(struct xrl_ctx *ctx)
 				xrl_fmt_bytes((double)cur[i].byte_burst, b, sizeof(b));
 				snprintf(bytes, sizeof(bytes), "%s/s burst %s", r, b);
 			}
-			printf("%-4u %-32s %-6s %10s %10s %4s  %s\n", cur_ids[i], match,
+			printf("%-4u %-*s %-6s %10s %10s %4s  %s\n", cur_ids[i], w, match,
 			       xrl_action_name(cur[i].action), rate, burst, per, bytes);
 		}
 	}
@@ -216,7 +231,7 @@ static int rule_save(struct xrl_ctx *ctx)
 
 static int rule_load(struct xrl_ctx *ctx, const char *file)
 {
-	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static struct xrl_rule_def defs[XRL_MAX_RULES], extra;
 	char line[1100], err[XRL_ERRLEN];
 	struct xrl_maps m;
 	int n = 0, lineno = 0, r, i, rc, ncur;
@@ -232,13 +247,13 @@ static int rule_load(struct xrl_ctx *ctx, const char *file)
 			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: line too long; nothing was changed",
 					 file, lineno);
 		}
-		if (n == XRL_MAX_RULES) {
+		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, err, sizeof(err));
+		if (r > 0 && n == XRL_MAX_RULES) {
 			if (f != stdin)
 				fclose(f);
 			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: more than %d rules; nothing was changed",
 					 file, lineno, XRL_MAX_RULES);
 		}
-		r = xrl_rule_parse_line(line, &defs[n], err, sizeof(err));
 		if (r < 0) {
 			if (f != stdin)
 				fclose(f);
@@ -289,6 +304,9 @@ int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv)
 		return rule_load(ctx, argv[2]);
 	if (!strcmp(sub, "load"))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule load FILE");
+	if (!strcmp(sub, "list") || !strcmp(sub, "save"))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule %s (takes no arguments; got '%s')",
+				 sub, argv[2]);
 	return xrl_error(ctx, XRL_EXIT_USAGE,
 			 "usage: xrl rule add|del|list|load|save ... (got '%s')", sub);
 }

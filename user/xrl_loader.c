@@ -394,12 +394,17 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 	if (argc != 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl status");
 	d = opendir(XRL_PIN_ROOT);
+	if (!d && errno != ENOENT) {
+		json_decref(arr);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read %s: %s%s", XRL_PIN_ROOT, strerror(errno),
+				 errno == EACCES || errno == EPERM ? " (run as root)" : "");
+	}
 	while (d && (de = readdir(d))) {
 		json_t *o;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (strcmp(ctx->instance, "default") && strcmp(ctx->instance, de->d_name))
+		if (!ctx->all_instances && strcmp(ctx->instance, de->d_name))
 			continue;   /* --instance NAME narrows the report */
 		o = instance_status(ctx, de->d_name, !ctx->json);
 		if (o) {
@@ -412,8 +417,10 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		xrl_json_print(ctx, arr);
 	else {
-		if (!n)
+		if (!n && ctx->all_instances)
 			printf("no xrl instance is attached\n");
+		else if (!n)
+			printf("instance '%s' is not attached\n", ctx->instance);
 		json_decref(arr);
 	}
 	return 0;

@@ -183,14 +183,14 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	__u32 id, gen;
 
 	if (n > XRL_MAX_RULES)
-		return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES);
+		return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
 			if (xrl_rule_same_match(&in[i], &in[j])) {
 				char t[192];
 
 				xrl_rule_format_match(&in[i], t, sizeof(t));
-				return fail(err, errlen, "rule %s given twice", t);
+				return fail(err, errlen, "rule %s given twice", t), -EINVAL;
 			}
 	if ((rc = xrl_read_config(m, &cfg)) || (rc = xrl_ruleset_read(m, cur, cur_ids, &ncur)))
 		return fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
@@ -227,7 +227,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 			for (id = 0; id < XRL_MAX_RULES && (still[id] || !taken[id]); id++)
 				;
 			if (id == XRL_MAX_RULES)
-				return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES);
+				return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
 		}
 		next_ids[i] = id;
 		taken[id] = true;
@@ -235,7 +235,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	}
 
 	if (xrl_ruleset_compile(next, next_ids, n, &cp, &ncp, err, errlen))
-		return -1;
+		return -EINVAL;   /* the rule set itself is refused (e.g. too many rules on a prefix) */
 
 	/* counters of ids that start a new life */
 	for (i = 0; i < n; i++) {

@@ -328,17 +328,17 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		return fail(err, errlen, "unexpected word '%s': options start with --, e.g. --rate 100/s",
 			    argv[optind]);
 
-	/* match fields */
-	if (have_dport) {
-		if (!(d.flags & XRL_F_PROTO) || (d.proto != IPPROTO_TCP && d.proto != IPPROTO_UDP))
-			return fail(err, errlen, "--dport needs --proto tcp or --proto udp");
-		d.flags |= XRL_F_DPORT;
-	}
+	/* match fields; --syn implies TCP */
 	if (d.flags & XRL_F_SYN) {
 		if ((d.flags & XRL_F_PROTO) && d.proto != IPPROTO_TCP)
 			return fail(err, errlen, "--syn matches TCP only: use it with --proto tcp or alone");
 		d.flags |= XRL_F_PROTO;
 		d.proto = IPPROTO_TCP;
+	}
+	if (have_dport) {
+		if (!(d.flags & XRL_F_PROTO) || (d.proto != IPPROTO_TCP && d.proto != IPPROTO_UDP))
+			return fail(err, errlen, "--dport needs --proto tcp or --proto udp");
+		d.flags |= XRL_F_DPORT;
 	}
 	if ((d.flags & XRL_F_PROTO) && d.proto == IPPROTO_ICMP && d.family == 6)
 		return fail(err, errlen, "--proto icmp is IPv4: use --proto icmpv6 for an IPv6 prefix");
@@ -356,6 +356,7 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		if (have_rate || have_burst || have_bytes || have_bb || have_per)
 			return fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst or --per",
 				    d.action == XRL_ACT_ALLOW ? "allow" : "deny");
+		d.per_len = d.family == 4 ? 32 : 128;   /* top names each denied source */
 		*def = d;
 		return 0;
 	}
@@ -398,7 +399,7 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 	int argc = 0;
 
 	if (strlen(line) >= sizeof(buf))
-		return fail(err, errlen, "line too long (at most %zu characters)", sizeof(buf) - 1);
+		return fail(err, errlen, "line too long (at most %zu characters)", sizeof(buf) - 2);
 	strcpy(buf, line);
 	p = strchr(buf, '#');
 	if (p)

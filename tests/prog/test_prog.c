@@ -128,6 +128,7 @@ static void test_verdict_table(void **state)
 		{ "ipv6 first fragment", { .family = 6, .proto = IPPROTO_TCP, .dport = 80, .ext_hdrs = ext_frag, .n_ext_hdrs = 1 }, XDP_DROP },
 		{ "ipv6 later fragment (no port)", { .family = 6, .proto = IPPROTO_TCP, .dport = 80, .ext_hdrs = ext_frag, .n_ext_hdrs = 1, .ipv6_frag_offset = 100 }, XDP_PASS },
 		{ "ipv6 all four extension headers", { .family = 6, .proto = IPPROTO_TCP, .dport = 80, .ext_hdrs = ext_all, .n_ext_hdrs = 4 }, XDP_DROP },
+		{ "ipv6 with the most extension headers walked", { .family = 6, .proto = IPPROTO_TCP, .dport = 80, .ext_hdrs = ext_too_many, .n_ext_hdrs = XRL_MAX_EXT_HDRS }, XDP_DROP },
 		{ "QinQ ipv6 with extension headers", { .family = 6, .proto = IPPROTO_TCP, .dport = 80, .vlans = 2, .ext_hdrs = ext_all, .n_ext_hdrs = 4 }, XDP_DROP },
 		{ "ARP", { .ethertype = ETH_P_ARP }, XDP_PASS },
 		{ "LLDP", { .ethertype = 0x88cc }, XDP_PASS },

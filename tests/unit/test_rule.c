@@ -456,6 +456,18 @@ static void test_rule_fields(void **state)
 	assert_int_equal(d.flags, XRL_F_PROTO);
 	assert_int_equal(d.proto, IPPROTO_TCP);
 
+	/* --syn implies TCP, so --dport needs no --proto with it */
+	parse_ok("10.0.0.0/8 --syn --dport 80 --rate 1", &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
+	assert_int_equal(d.proto, IPPROTO_TCP);
+	assert_int_equal(d.dport, 80);
+
+	/* allow and deny name each source (for top): per the full address */
+	parse_ok("10.0.0.0/8 --deny", &d);
+	assert_int_equal(d.per_len, 32);
+	parse_ok("2001:db8::/32 --allow", &d);
+	assert_int_equal(d.per_len, 128);
+
 	parse_ok("10.0.0.0/8 --proto icmp --rate 10", &d);
 	assert_int_equal(d.flags, XRL_F_PROTO);
 	assert_int_equal(d.proto, IPPROTO_ICMP);
@@ -543,7 +555,6 @@ static void test_rule_bad(void **state)
 		{ "10.0.0.0/8 --proto tcp --dport http --rate 1", "http", "port" },
 		{ "10.0.0.0/8 --dport 80 --rate 1", "--dport", NULL },
 		{ "10.0.0.0/8 --proto icmp --dport 80 --rate 1", "--dport", NULL },
-		{ "10.0.0.0/8 --syn --dport 80 --rate 1", "--dport", NULL },
 		{ "10.0.0.0/8 --rate 100 --allow", "--allow", "--rate" },
 		{ "10.0.0.0/8 --allow --rate 100", "--allow", "--rate" },
 		{ "10.0.0.0/8 --deny --burst 5", "--deny", "--burst" },
