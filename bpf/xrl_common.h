@@ -96,7 +96,22 @@ struct xrl_lpm_v6 {
 	__u8  addr[16];
 };
 
-/* Bucket map key: a rule and a source address masked to the rule's /per. */
+/*
+ * Bucket map keys: a rule and a source address masked to the rule's /per.
+ * One map per family, so an IPv4 key is 8 bytes: one round of the hash
+ * table's jhash and a short compare on every packet.
+ */
+struct xrl_bucket_key_v4 {
+	__u32 rule_id;
+	__u32 addr;       /* network order */
+};
+
+struct xrl_bucket_key_v6 {
+	__u32 rule_id;
+	__u32 addr[4];    /* network order */
+};
+
+/* A source as the controller and the drop sketch name it, either family. */
 struct xrl_bucket_key {
 	__u32 rule_id;
 	__u32 family;     /* 4 or 6: keeps 10.0.0.0 and ::a00:0 apart */
@@ -164,8 +179,16 @@ struct xrl_config {
 	__u32 active_gen;       /* generation of the LPM entries in force */
 	__u32 next_version;     /* source of xrl_rule.version values */
 	__u32 malformed_policy; /* what the loaded program was built with */
-	__u32 _pad;
+	__u32 jiffy_off_set;    /* jiffy_off holds a calibration */
 	__u64 sources_deleted;  /* buckets removed by the controller (eviction arithmetic) */
+	/*
+	 * Jiffy clock: jiffies x tick_ns + jiffy_off estimates CLOCK_MONOTONIC,
+	 * never ahead of it and at most two ticks behind. The data path keeps
+	 * jiffy_off at the lowest (exact time - jiffies x tick) it has seen,
+	 * minus one tick; tick_ns is set by the controller.
+	 */
+	__u64 tick_ns;
+	__u64 jiffy_off;
 };
 
 /*

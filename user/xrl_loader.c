@@ -93,7 +93,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	__u64 max_sources = 0;
 	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
@@ -146,7 +146,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (existed) {
 		struct xrl_config cfg;
 		struct xrl_iface cur;
-		__u32 idx, have = xrl_map_max_entries(m.buckets);
+		__u32 idx, have = xrl_map_max_entries(m.buckets_v4);
 
 		if (iface_find(&m, iface, &idx, &cur)) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s",
@@ -180,7 +180,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	skel->rodata->xrl_malformed_policy = (__u32)malformed;
-	bpf_map__set_max_entries(skel->maps.xrl_buckets, (__u32)max_sources);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, (__u32)max_sources);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, (__u32)max_sources);
 	{
 		struct bpf_map *map;
 
@@ -226,11 +227,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		rc = xrl_error(ctx, XRL_EXIT_FAIL, "the program's maps were not pinned in %s", ctx->pin_dir);
 		goto out_detach;
 	}
-	if (!existed) {
-		struct xrl_config cfg = { .malformed_policy = (__u32)malformed };
-
-		xrl_write_config(&m, &cfg);
-	}
+	if (!existed)
+		xrl_config_init(&m, (__u32)malformed);
 	key = (__u32)ifindex;
 	if (bpf_map_update_elem(m.ifaces, &key, &rec, BPF_ANY)) {
 		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot record the interface: %s", strerror(errno));
@@ -373,11 +371,11 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", nrules, "sources", (json_int_t)sources,
-		      "capacity", (int)xrl_map_max_entries(m.buckets),
+		      "capacity", (int)xrl_map_max_entries(m.buckets_v4),
 		      "malformed", cfg.malformed_policy ? "drop" : "pass");
 	if (human)
 		printf("  rules %d, tracked sources %ld of %u, malformed packets: %s\n", nrules, sources,
-		       xrl_map_max_entries(m.buckets), cfg.malformed_policy ? "drop" : "pass");
+		       xrl_map_max_entries(m.buckets_v4), cfg.malformed_policy ? "drop" : "pass");
 	xrl_maps_close(&m);
 	(void)ctx;
 	return o;

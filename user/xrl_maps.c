@@ -12,13 +12,13 @@
 #include "xrl_rule.h"
 
 const char *const xrl_map_names[] = {
-	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets", "xrl_rule_stats",
+	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
 	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
 {
-	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets, &m->rule_stats,
+	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch };
 	return slots[i];
 }
@@ -82,6 +82,14 @@ int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out)
 	__u32 k = 0;
 
 	return bpf_map_lookup_elem(m->config, &k, out) ? -errno : 0;
+}
+
+int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
+{
+	struct xrl_config cfg = { .malformed_policy = malformed_policy };
+
+	cfg.tick_ns = xrl_coarse_tick_ns();
+	return xrl_write_config(m, &cfg);
 }
 
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
@@ -334,25 +342,38 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
 }
 
-long xrl_count_sources(const struct xrl_maps *m)
+static long count_keys(int fd, size_t key_size)
 {
-	struct xrl_bucket_key keys[4096];
-	struct xrl_bucket vals[4096];
+	static char keys[4096 * sizeof(struct xrl_bucket_key_v6)];
+	static struct xrl_bucket vals[4096];
 	__u32 batch, count;
 	void *in = NULL;
 	long total = 0;
 	int err;
 
+	(void)key_size;
 	/* batched walk: one syscall per 4096 sources */
 	do {
 		count = 4096;
-		err = bpf_map_lookup_batch(m->buckets, in, &batch, keys, vals, &count, NULL);
+		err = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
 		total += count;
 		in = &batch;
 	} while (!err);
 	return total;
+}
+
+long xrl_count_sources(const struct xrl_maps *m)
+{
+	long v4 = count_keys(m->buckets_v4, sizeof(struct xrl_bucket_key_v4));
+	long v6 = count_keys(m->buckets_v6, sizeof(struct xrl_bucket_key_v6));
+
+	if (v4 < 0)
+		return v4;
+	if (v6 < 0)
+		return v6;
+	return v4 + v6;
 }
 
 __u32 xrl_map_max_entries(int fd)
@@ -410,9 +431,15 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 		}
 	}
 	for (k = 0; k < cnt; k++) {
+		struct xrl_bucket_key_v4 k4 = { res[k].key.rule_id, res[k].key.addr[0] };
+		struct xrl_bucket_key_v6 k6 = { .rule_id = res[k].key.rule_id };
 		struct xrl_bucket b;
+		int found;
 
-		if (bpf_map_lookup_elem(m->buckets, &res[k].key, &b) == 0)
+		memcpy(k6.addr, res[k].key.addr, sizeof(k6.addr));
+		found = res[k].key.family == 4 ? bpf_map_lookup_elem(m->buckets_v4, &k4, &b)
+					       : bpf_map_lookup_elem(m->buckets_v6, &k6, &b);
+		if (found == 0)
 			res[k].passed = b.passed;
 	}
 	qsort(res, (size_t)cnt, sizeof(*res), top_cmp);

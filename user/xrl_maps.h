@@ -16,7 +16,8 @@ struct bpf_object;
 struct xrl_maps {
 	int rules_v4;
 	int rules_v6;
-	int buckets;
+	int buckets_v4;
+	int buckets_v6;
 	int rule_stats;
 	int stats;
 	int config;
@@ -51,6 +52,8 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *defs,
 int xrl_read_global(const struct xrl_maps *m, struct xrl_global_stats *out);
 int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stats *out);
 int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
+/* A new instance's config: malformed policy, the jiffy length for the jiffy clock. */
+int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy);
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
 
 /* A source from the drop sketch, merged over CPUs. */
@@ -64,7 +67,7 @@ struct xrl_top_entry {
 /* Every source in the sketch, most drops first. *out is malloc'd. */
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
 
-/* Tracked sources (live buckets), counted by walking the keys. */
+/* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
 __u32 xrl_map_max_entries(int fd);
 

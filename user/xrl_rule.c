@@ -526,7 +526,7 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 	return 0;
 }
 
-/* Resolution of bpf_ktime_get_coarse_ns(): one jiffy (4 ms at HZ=250). */
+/* One jiffy (4 ms at HZ=250): the resolution of CLOCK_MONOTONIC_COARSE. */
 __u64 xrl_coarse_tick_ns(void)
 {
 	static __u64 tick;
@@ -561,11 +561,12 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	    xrl_gcra_compile(d->byte_rate, NS_PER_SEC, d->byte_burst, &r->byte, err, errlen))
 		return -1;
 	/*
-	 * A bucket that holds two ticks of refill never overflows because time
-	 * arrives a tick at a time, so the jiffy clock changes no long-run count.
+	 * The jiffy clock lags real time by up to two ticks and moves a tick at a
+	 * time; a bucket that holds three ticks of refill never overflows from
+	 * that, so the jiffy clock changes no long-run count.
 	 */
-	r->coarse = r->pkt.full_ns >= 2 * xrl_coarse_tick_ns() &&
-		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 2 * xrl_coarse_tick_ns());
+	r->coarse = r->pkt.full_ns >= 3 * xrl_coarse_tick_ns() &&
+		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 3 * xrl_coarse_tick_ns());
 	return 0;
 }
 

@@ -15,7 +15,6 @@
 
 int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 {
-	struct xrl_config cfg = { 0 };
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -25,8 +24,10 @@ int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 		return -errno;
 	}
 	t->skel->rodata->xrl_malformed_policy = malformed_policy;
-	if (max_sources)
-		bpf_map__set_max_entries(t->skel->maps.xrl_buckets, max_sources);
+	if (max_sources) {
+		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v4, max_sources);
+		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v6, max_sources);
+	}
 	err = xrl_test_bpf__load(t->skel);
 	if (err) {
 		fprintf(stderr, "cannot load the test BPF object (root and BPF needed): %s\n",
@@ -38,8 +39,7 @@ int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 	xrl_maps_from_obj(t->skel->obj, &t->maps);
 	t->prog_fd = bpf_program__fd(t->skel->progs.xrl_xdp);
 	t->clock_fd = bpf_map__fd(t->skel->maps.xrl_test_clock);
-	cfg.malformed_policy = malformed_policy;
-	xrl_write_config(&t->maps, &cfg);
+	xrl_config_init(&t->maps, malformed_policy);
 	return 0;
 }
 
