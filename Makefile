@@ -55,7 +55,7 @@ $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/x
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka -lpthread $(LIBS_BPF) -ljansson
 $(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lpthread $(LIBS_BPF) -ljansson
 
 deps:
 	@scripts/deps.sh

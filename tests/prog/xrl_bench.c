@@ -43,6 +43,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -208,6 +209,60 @@ static void run_case(struct bcase *c)
 	c->kern_ns[c->nruns] = kns;
 	c->nruns++;
 }
+
+/*
+ * Both CPUs on one source at once: what keeping one bucket per source (not
+ * per CPU) costs. Each thread runs the case pinned to its CPU; the figure
+ * is the mean ns/packet of the two threads, median of the runs.
+ */
+struct both_arg {
+	const struct bcase *c;
+	int cpu;
+	__u32 repeat;
+	double ns;
+};
+
+static void *both_thread(void *p)
+{
+	struct both_arg *a = p;
+	cpu_set_t set;
+	double t0;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	t0 = thread_ns();
+	if (xrl_tl_run(a->c->prog_fd, a->c->pkt, a->c->len, a->repeat, NULL) != a->c->expect)
+		return (void *)1;
+	a->ns = (thread_ns() - t0) / a->repeat;
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double both_cpus(const struct bcase *c)
+{
+	double runs[99];
+	__u32 k;
+
+	for (k = 0; k < opt.runs; k++) {
+		struct both_arg a[2] = { { c, 0, opt.repeat / 2, 0 }, { c, 1, opt.repeat / 2, 0 } };
+		pthread_t t[2];
+		void *r0, *r1;
+
+		pthread_create(&t[0], NULL, both_thread, &a[0]);
+		pthread_create(&t[1], NULL, both_thread, &a[1]);
+		pthread_join(t[0], &r0);
+		pthread_join(t[1], &r1);
+		if (r0 || r1)
+			die("%s on both CPUs: unexpected verdict", c->id);
+		runs[k] = (a[0].ns + a[1].ns) / 2;
+	}
+	qsort(runs, opt.runs, sizeof(runs[0]), cmp_double);
+	return runs[opt.runs / 2];
+}
+
+static double both_under, both_over;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -537,7 +592,9 @@ static void report_json(double wall, long live_over, long live_under)
 	__u32 k;
 	int i;
 
-	printf("{\n  \"unit\": \"ns/packet\",\n  \"repeat\": %u,\n  \"runs\": %u,\n"
+	printf("{\n  \"both_cpus\": {\"under_limit\": %.2f, \"over_limit\": %.2f},\n",
+	       both_under, both_over);
+	printf("  \"unit\": \"ns/packet\",\n  \"repeat\": %u,\n  \"runs\": %u,\n"
 	       "  \"sources\": %u,\n  \"passes\": %u,\n  \"cpu\": %d,\n"
 	       "  \"wall_seconds\": %.1f,\n  \"method\": \"%s\",\n  \"cases\": {\n",
 	       opt.repeat, opt.runs, opt.sources, opt.passes, opt.cpu, wall, method_text());
@@ -665,6 +722,14 @@ static void report_table(double wall, const char *nbuf, long live_over, long liv
 	    med(C_PROBE_ARRAY_MANY) - med(C_PROBE_LRU_MANY));
 	row("array after bpf_ktime_get_ns (array+ktime - array - clock)",
 	    med(C_PROBE_ARRAY_CLK_MANY) - med(C_PROBE_ARRAY_MANY) - clk);
+
+	if (both_under > 0) {
+		printf("\none source on CPU 0 and CPU 1 at once (one shared bucket), per packet:\n");
+		row("under limit: every packet a compare-and-swap on the shared word", both_under);
+		row("  the same on one CPU", med(C_V4_UNDER));
+		row("over limit: read-only drop path", both_over);
+		row("  the same on one CPU", med(C_V4_OVER));
+	}
 
 	printf("\ntargets:\n");
 	printf("  over limit <= %.0fx bare drop: %.2f / %.2f = %.2fx  %s\n", TARGET_OVER,
@@ -804,6 +869,10 @@ int main(int argc, char **argv)
 			run_case(&cases[i]);
 	for (i = 0; i < C_N_SINGLE; i++)
 		summarize(&cases[i]);
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+		both_under = both_cpus(&cases[C_V4_UNDER]);
+		both_over = both_cpus(&cases[C_V4_OVER]);
+	}
 	walker_target(&w, -1);
 	xrl_tl_close(&tl);
 	prod_close(&prod);
