@@ -57,13 +57,13 @@ struct xrl_gcra {
 /* A rule as the data path needs it: match fields, action, bucket. */
 struct xrl_rule {
 	__u32 id;         /* index into xrl_rule_stats */
-	__u32 version;    /* bumped when rate/burst change: stale buckets restart full */
+	__u32 version;    /* changes with any parameter of the rule: its buckets restart full */
 	__u8  action;     /* enum xrl_action */
 	__u8  flags;      /* XRL_F_* */
 	__u8  proto;      /* IPPROTO_* when XRL_F_PROTO */
 	__u8  per_len;    /* aggregation prefix length for the bucket key */
 	__u16 dport;      /* host order, when XRL_F_DPORT */
-	__u8  coarse;     /* decide with the jiffy clock: the burst holds >= 2 ticks of refill */
+	__u8  coarse;     /* decide with the jiffy clock: the burst holds >= 3 ticks of refill */
 	__u8  _pad;
 	struct xrl_gcra pkt;
 	struct xrl_gcra byte;  /* used when XRL_F_BYTES */
@@ -138,8 +138,11 @@ struct xrl_bucket {
  * source hashing there counts it down and takes the slot at zero (one
  * Misra-Gries counter per slot), so a flooding source keeps its slot while
  * a random-source flood only churns the slots it lands in. Per CPU, so the
- * drop path writes no shared cache line; sampled (XRL_SKETCH_SAMPLE), so a
- * flood pays for it on one drop in 8: counts are estimates, exact to 8 per CPU.
+ * drop path writes no shared cache line; sampled (every XRL_SKETCH_SAMPLE-th
+ * drop of the CPU, whichever source it is), so a flood pays for it on one
+ * drop in 8: counts are estimates. Alone on a CPU a source is counted to
+ * within 8; several sources dropping in a regular interleaving can alias
+ * with the sampling and be over- or under-counted (seen: 10 %).
  */
 #define XRL_SKETCH_SLOTS 4096
 #define XRL_SKETCH_SAMPLE 8   /* one drop in 8 per CPU updates the sketch, with weight 8 */

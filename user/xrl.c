@@ -91,6 +91,21 @@ int xrl_lock(struct xrl_ctx *ctx, bool create)
 	return 0;
 }
 
+int xrl_lock_shared(struct xrl_ctx *ctx)
+{
+	ctx->lock_fd = open(ctx->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->lock_fd < 0)
+		return -errno;
+	if (flock(ctx->lock_fd, LOCK_SH)) {
+		int err = -errno;
+
+		close(ctx->lock_fd);
+		ctx->lock_fd = -1;
+		return err;
+	}
+	return 0;
+}
+
 void xrl_unlock(struct xrl_ctx *ctx)
 {
 	if (ctx->lock_fd >= 0)

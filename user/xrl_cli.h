@@ -30,6 +30,8 @@ void xrl_json_print(struct xrl_ctx *ctx, json_t *v);
 int xrl_bpffs_ensure(void);
 /* Take the instance's writer lock (creates the pin directory). 0 or -errno. */
 int xrl_lock(struct xrl_ctx *ctx, bool create);
+/* Readers of the rule set share the lock, so they never see half a change. */
+int xrl_lock_shared(struct xrl_ctx *ctx);
 void xrl_unlock(struct xrl_ctx *ctx);
 /*
  * Open an attached instance's maps; on failure reports why (not attached,

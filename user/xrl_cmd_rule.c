@@ -16,14 +16,12 @@ static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
 {
 	int rc, err;
 
-	if (write) {
-		err = xrl_lock(ctx, false);
-		if (err == -ENOENT)
-			return xrl_instance_open(ctx, m);   /* reports "not attached" */
-		if (err)
-			return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", ctx->pin_dir,
-					 strerror(-err));
-	}
+	err = write ? xrl_lock(ctx, false) : xrl_lock_shared(ctx);
+	if (err == -ENOENT)
+		return xrl_instance_open(ctx, m);   /* reports "not attached" */
+	if (err)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s%s", ctx->pin_dir,
+				 strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
 	rc = xrl_instance_open(ctx, m);
 	if (rc) {
 		xrl_unlock(ctx);

@@ -21,10 +21,14 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl stats");
-	if ((rc = xrl_instance_open(ctx, &m)))
+	xrl_lock_shared(ctx);   /* a rule change in progress finishes first */
+	if ((rc = xrl_instance_open(ctx, &m))) {
+		xrl_unlock(ctx);
 		return rc;
+	}
 	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n) || xrl_read_config(&m, &cfg)) {
 		xrl_maps_close(&m);
+		xrl_unlock(ctx);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the counters of instance '%s'",
 				 ctx->instance);
 	}
@@ -78,7 +82,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_fmt_count((double)g.malformed, a, sizeof(a));
 		xrl_fmt_count((double)g.non_ip, b, sizeof(b));
 		xrl_fmt_count((double)g.no_rule, c, sizeof(c));
-		printf("malformed %s, non-IP %s, no rule %s; sources %ld of %u tracked, %llu evicted\n\n",
+		printf("malformed %s, non-IP %s, no rule %s; %ld sources tracked (capacity %u per family), %llu evicted\n\n",
 		       a, b, c, sources, xrl_map_max_entries(m.buckets_v4), (unsigned long long)evicted);
 		printf("%-40s %-6s %10s %10s %10s %10s\n", "RULE", "ACTION", "PASSED", "DROPPED",
 		       "PASS B", "DROP B");
@@ -98,5 +102,6 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		json_decref(o);
 	}
 	xrl_maps_close(&m);
+	xrl_unlock(ctx);
 	return 0;
 }

@@ -48,10 +48,14 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
-	if ((rc = xrl_instance_open(ctx, &m)))
+	xrl_lock_shared(ctx);   /* a rule change in progress finishes first */
+	if ((rc = xrl_instance_open(ctx, &m))) {
+		xrl_unlock(ctx);
 		return rc;
+	}
 	if (xrl_ruleset_read(&m, defs, ids, &nd) || xrl_top_read(&m, &top, &n)) {
 		xrl_maps_close(&m);
+		xrl_unlock(ctx);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the drop sketch of instance '%s'",
 				 ctx->instance);
 	}
@@ -99,5 +103,6 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	free(top);
 	xrl_maps_close(&m);
+	xrl_unlock(ctx);
 	return 0;
 }

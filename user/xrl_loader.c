@@ -374,8 +374,9 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		      "capacity", (int)xrl_map_max_entries(m.buckets_v4),
 		      "malformed", cfg.malformed_policy ? "drop" : "pass");
 	if (human)
-		printf("  rules %d, tracked sources %ld of %u, malformed packets: %s\n", nrules, sources,
-		       xrl_map_max_entries(m.buckets_v4), cfg.malformed_policy ? "drop" : "pass");
+		printf("  rules %d, tracked sources %ld (capacity %u per family), malformed packets: %s\n",
+		       nrules, sources, xrl_map_max_entries(m.buckets_v4),
+		       cfg.malformed_policy ? "drop" : "pass");
 	xrl_maps_close(&m);
 	(void)ctx;
 	return o;
@@ -412,13 +413,15 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (d)
 		closedir(d);
+	if (!n && !ctx->all_instances) {
+		json_decref(arr);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
+	}
 	if (ctx->json)
 		xrl_json_print(ctx, arr);
 	else {
-		if (!n && ctx->all_instances)
+		if (!n)
 			printf("no xrl instance is attached\n");
-		else if (!n)
-			printf("instance '%s' is not attached\n", ctx->instance);
 		json_decref(arr);
 	}
 	return 0;

@@ -346,8 +346,14 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		return fail(err, errlen, "--proto icmpv6 is IPv6: use --proto icmp for an IPv4 prefix");
 
 	if (mode == XRL_RULE_MATCH) {
-		if (have_rate || have_burst || have_bytes || have_bb || have_per || d.action != XRL_ACT_LIMIT)
-			return fail(err, errlen, "a rule is named by PREFIX [--proto P] [--dport PORT] [--syn] only");
+		const char *extra = have_rate ? "--rate" : have_burst ? "--burst" :
+				    have_bytes ? "--bytes" : have_bb ? "--bytes-burst" :
+				    have_per ? "--per" : d.action == XRL_ACT_ALLOW ? "--allow" :
+				    d.action == XRL_ACT_DENY ? "--deny" : NULL;
+
+		if (extra)
+			return fail(err, errlen, "%s does not name a rule: a rule is named by PREFIX [--proto P] [--dport PORT] [--syn]",
+				    extra);
 		*def = d;
 		return 0;
 	}
