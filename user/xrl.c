@@ -70,40 +70,53 @@ int xrl_bpffs_ensure(void)
 	return 0;
 }
 
-int xrl_lock(struct xrl_ctx *ctx, bool create)
+/*
+ * Lock the pin directory. The holder of the lock may remove the directory
+ * (detach of the last interface): a lock taken on a directory that is no
+ * longer at the path locks nothing, so check after locking and, when
+ * creating, start again on the new directory.
+ */
+static int lock_dir(struct xrl_ctx *ctx, bool create, int how)
 {
-	if (create) {
-		if (mkdir(XRL_PIN_ROOT, 0700) && errno != EEXIST)
-			return -errno;
-		if (mkdir(ctx->pin_dir, 0700) && errno != EEXIST)
-			return -errno;
-	}
-	ctx->lock_fd = open(ctx->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ctx->lock_fd < 0)
-		return -errno;
-	if (flock(ctx->lock_fd, LOCK_EX)) {
-		int err = -errno;
+	int tries, err;
 
+	for (tries = 0; tries < 10; tries++) {
+		struct stat held, now;
+
+		if (create) {
+			if (mkdir(XRL_PIN_ROOT, 0700) && errno != EEXIST)
+				return -errno;
+			if (mkdir(ctx->pin_dir, 0700) && errno != EEXIST)
+				return -errno;
+		}
+		ctx->lock_fd = open(ctx->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (ctx->lock_fd < 0)
+			return -errno;
+		if (flock(ctx->lock_fd, how)) {
+			err = -errno;
+			close(ctx->lock_fd);
+			ctx->lock_fd = -1;
+			return err;
+		}
+		if (fstat(ctx->lock_fd, &held) == 0 && stat(ctx->pin_dir, &now) == 0 &&
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+			return 0;
 		close(ctx->lock_fd);
 		ctx->lock_fd = -1;
-		return err;
+		if (!create)
+			return -ENOENT;   /* removed while we waited: the instance is gone */
 	}
-	return 0;
+	return -EAGAIN;
+}
+
+int xrl_lock(struct xrl_ctx *ctx, bool create)
+{
+	return lock_dir(ctx, create, LOCK_EX);
 }
 
 int xrl_lock_shared(struct xrl_ctx *ctx)
 {
-	ctx->lock_fd = open(ctx->pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ctx->lock_fd < 0)
-		return -errno;
-	if (flock(ctx->lock_fd, LOCK_SH)) {
-		int err = -errno;
-
-		close(ctx->lock_fd);
-		ctx->lock_fd = -1;
-		return err;
-	}
-	return 0;
+	return lock_dir(ctx, false, LOCK_SH);
 }
 
 void xrl_unlock(struct xrl_ctx *ctx)

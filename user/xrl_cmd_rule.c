@@ -102,6 +102,11 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 		if (xrl_rule_same_match(&cur[i], &def))
 			break;
 	replaced = i < n;
+	if (!replaced && n == XRL_MAX_RULES) {
+		end(ctx, &m);
+		return xrl_error(ctx, XRL_EXIT_USAGE, "too many rules: at most %d; nothing was changed",
+				 XRL_MAX_RULES);
+	}
 	cur[i] = def;   /* replaces the rule with the same prefix and match */
 	if (!replaced)
 		n++;

@@ -281,6 +281,8 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (access(ctx->pin_dir, F_OK))
 		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
 	err = xrl_lock(ctx, false);
+	if (err == -ENOENT)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
 	if (err)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", ctx->pin_dir, strerror(-err));
 	err = xrl_maps_open_pinned(ctx->pin_dir, &m);
