@@ -71,7 +71,7 @@ e2e-test: $(BUILD)/xrl
 
 test: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit-test prog-test e2e-test
+	@tests/run_all.sh $(BUILD)
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/xrl
