@@ -23,15 +23,7 @@ static int *map_slot(struct xrl_maps *m, int i)
 	return slots[i];
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#define fail xrl_fail
 
 int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m)
 {

@@ -14,8 +14,9 @@
 #include "xrl_rule.h"
 
 #define NS_PER_SEC 1000000000ULL
+#define fail xrl_fail
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+int xrl_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -16,6 +16,9 @@
 #define XRL_MAX_BYTE_RATE (1ULL << 40)   /* bytes per second */
 #define XRL_MAX_BYTE_BURST (1ULL << 40)
 
+/* Write a message into err (errlen bytes); returns -1. */
+int xrl_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
 		     char *err, size_t errlen);
 int xrl_parse_rate(const char *s, __u64 *count, __u32 *period, char *err, size_t errlen);
