@@ -24,7 +24,7 @@ PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus
 
 .SECONDARY:
 .PHONY: all deps test unit-test prog-test e2e-test demo bench install clean
-all: $(BUILD)/xrl $(BUILD)/xrl_bench $(UNIT_TESTS) $(PROG_TESTS)
+all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(UNIT_TESTS) $(PROG_TESTS)
 
 $(BUILD):
 	mkdir -p $@
@@ -56,6 +56,9 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka -lpthread $(LIBS_BPF) -ljansson
 $(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lpthread $(LIBS_BPF) -ljansson
+
+$(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_BPF) -ljansson
 
 deps:
 	@scripts/deps.sh

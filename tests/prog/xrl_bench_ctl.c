@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Controller scale and memory: a real xrl instance (attached natively to a
+ * veth pair made here) whose IPv4 bucket table is filled with N tracked
+ * sources; then the time to read them back from the maps, the time of the
+ * real `xrl stats` / `xrl --json stats` / `xrl top` on that full table, and
+ * the kernel memory per tracked source from the maps' own sizes.
+ *
+ *   build/xrl_bench_ctl [--sources N] [--runs K] [--xrl PATH]
+ *
+ * Not a test: scripts/bench runs it. Cleans up on exit and on SIGINT/TERM.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xrl_common.h"
+#include "xrl_maps.h"
+#include "xrl_rule.h"
+
+static char veth[16], instance[32], xrl[512] = "build/xrl";
+
+static void cleanup(void)
+{
+	char cmd[768];
+
+	snprintf(cmd, sizeof(cmd), "%s --instance %s detach %s >/dev/null 2>&1; ip link del %s 2>/dev/null",
+		 xrl, instance, veth, veth);
+	if (system(cmd) == -1)
+		perror("cleanup");
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exit(130);   /* atexit cleanup runs */
+}
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "xrl_bench_ctl: %s\n", msg);
+	exit(1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static unsigned long long memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Wall time of a shell command, median of runs; its output goes to out. */
+static double time_cmd(const char *cmd, int runs, const char *out)
+{
+	char full[2600];
+	double t[99];
+	int i;
+
+	snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, out);
+	for (i = 0; i < runs; i++) {
+		double t0 = now_s();
+
+		if (system(full) != 0)
+			die("a timed xrl command failed (see its output file)");
+		t[i] = now_s() - t0;
+	}
+	return median(t, runs);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sources", required_argument, 0, 's' },
+		{ "runs", required_argument, 0, 'r' },
+		{ "xrl", required_argument, 0, 'x' },
+		{ 0, 0, 0, 0 },
+	};
+	unsigned long sources = 1000000, i;
+	int runs = 5, c, k;
+	char cmd[2048], dir[128], out[64];
+	struct xrl_maps m;
+	struct xrl_bucket_key_v4 *keys;
+	struct xrl_bucket *vals;
+	double walk[99], t_stats, t_json, t_top;
+	__u32 count, batch_n = 65536;
+	long live;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 's')
+			sources = strtoul(optarg, NULL, 10);
+		else if (c == 'r')
+			runs = atoi(optarg);
+		else if (c == 'x')
+			snprintf(xrl, sizeof(xrl), "%s", optarg);
+		else
+			die("usage: xrl_bench_ctl [--sources N] [--runs K] [--xrl PATH]");
+	}
+	if (sources < 1 || sources > XRL_DEFAULT_SOURCES || runs < 1 || runs > 99)
+		die("--sources 1..1048576, --runs 1..99");
+
+	snprintf(veth, sizeof(veth), "xrlbc%d", (int)getpid() % 100000);
+	snprintf(instance, sizeof(instance), "benchctl%d", (int)getpid());
+	snprintf(out, sizeof(out), "/tmp/xrl_bench_ctl.%d", (int)getpid());
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	snprintf(cmd, sizeof(cmd),
+		 "ip link add %s type veth peer name %sp && ip link set %s up && ip link set %sp up && "
+		 "%s --instance %s attach %s --mode native >/dev/null && "
+		 "%s --instance %s rule add 10.0.0.0/12 --rate 1/h --burst 1 >/dev/null",
+		 veth, veth, veth, veth, xrl, instance, veth, xrl, instance);
+	if (system(cmd) != 0)
+		die("cannot create the veth pair, attach xrl or add the rule (root needed)");
+	snprintf(dir, sizeof(dir), "/sys/fs/bpf/xrl/%s", instance);
+	if (xrl_maps_open_pinned(dir, &m))
+		die("cannot open the instance's pinned maps");
+
+	/* the fill: N sources of 10.0.0.0/12 under rule 0, as the data path writes them */
+	keys = calloc(batch_n, sizeof(*keys));
+	vals = calloc(batch_n, sizeof(*vals));
+	if (!keys || !vals)
+		die("out of memory");
+	for (i = 0; i < sources; i += count) {
+		__u32 j;
+
+		count = (__u32)(sources - i < batch_n ? sources - i : batch_n);
+		for (j = 0; j < count; j++) {
+			keys[j].rule_id = 0;
+			keys[j].addr = htonl(0x0a000000u + (__u32)(i + j));
+			vals[j].version = 1;
+			vals[j].passed = 1;
+		}
+		if (bpf_map_update_batch(m.buckets_v4, keys, vals, &count, NULL))
+			die("cannot fill the bucket table");
+	}
+
+	/* reading every tracked source back (what stats and top walk) */
+	for (k = 0; k < runs; k++) {
+		double t0 = now_s();
+
+		live = xrl_count_sources(&m);
+		walk[k] = now_s() - t0;
+	}
+	if (live != (long)sources)
+		fprintf(stderr, "note: %ld sources live after the fill of %lu (LRU evictions)\n", live, sources);
+
+	snprintf(cmd, sizeof(cmd), "%s --instance %s stats", xrl, instance);
+	t_stats = time_cmd(cmd, runs, out);
+	snprintf(cmd, sizeof(cmd), "%s --instance %s --json stats", xrl, instance);
+	t_json = time_cmd(cmd, runs, out);
+	snprintf(cmd, sizeof(cmd), "%s --instance %s top", xrl, instance);
+	t_top = time_cmd(cmd, runs, out);
+	unlink(out);
+
+	printf("controller scale and memory (median of %d runs)\n", runs);
+	printf("  tracked IPv4 sources                         %10ld of %u\n", live,
+	       xrl_map_max_entries(m.buckets_v4));
+	printf("  read all bucket keys and values (batched)    %10.1f ms  (%.0f ns per source)\n",
+	       median(walk, runs) * 1e3, median(walk, runs) * 1e9 / (double)live);
+	printf("  xrl stats, full table (whole command)        %10.1f ms\n", t_stats * 1e3);
+	printf("  xrl --json stats, full table                 %10.1f ms\n", t_json * 1e3);
+	printf("  xrl top (sketch, not the table)              %10.1f ms\n", t_top * 1e3);
+	printf("  kernel memory of the bucket tables (memlock, preallocated at attach):\n");
+	printf("    IPv4 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
+	       memlock(m.buckets_v4) / 1048576.0, xrl_map_max_entries(m.buckets_v4),
+	       (double)memlock(m.buckets_v4) / xrl_map_max_entries(m.buckets_v4));
+	printf("    IPv6 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
+	       memlock(m.buckets_v6) / 1048576.0, xrl_map_max_entries(m.buckets_v6),
+	       (double)memlock(m.buckets_v6) / xrl_map_max_entries(m.buckets_v6));
+	printf("    per-CPU drop sketch %.1f MiB, rule tables and counters %.1f MiB\n",
+	       memlock(m.drop_sketch) / 1048576.0,
+	       (memlock(m.rules_v4) + memlock(m.rules_v6) + memlock(m.rule_stats) +
+		memlock(m.rule_defs)) / 1048576.0);
+	xrl_maps_close(&m);
+	free(keys);
+	free(vals);
+	return 0;
+}
