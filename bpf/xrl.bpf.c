@@ -190,20 +190,32 @@ static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl
 }
 
 /*
+ * Would cost tokens be available in the GCRA word holding tat? Read-only;
+ * *next is the word's value after taking them. A fresh bucket (its rule
+ * changed) counts as full.
+ */
+static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 last_ns,
+				    __u64 now_ns, __u64 cost, int fresh, __u64 *next)
+{
+	__u64 now_u = xrl_to_units(now_ns, g->shift);
+	__u64 base = fresh ? now_u : xrl_gcra_base(tat, last_ns, now_ns, now_u, g->full_ns);
+
+	return xrl_gcra_admit(base, now_u, g->interval, g->span, cost, next);
+}
+
+/*
  * Take cost tokens from one GCRA word. 1: taken; 0: over limit (the word
  * was only read); -1: lost the compare-and-swap race XRL_CAS_TRIES times.
  */
 static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64 last_ns,
 				    __u64 now_ns, __u64 cost, int fresh)
 {
-	__u64 now_u = xrl_to_units(now_ns, g->shift);
-	__u64 old, base, next;
+	__u64 old, next;
 	int i;
 
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = *(volatile __u64 *)tatp;
-		base = fresh ? now_u : xrl_gcra_base(old, last_ns, now_ns, now_u, g->full_ns);
-		if (!xrl_gcra_admit(base, now_u, g->interval, g->span, cost, &next))
+		if (!xrl_peek(old, g, last_ns, now_ns, cost, fresh, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(tatp, old, next) == old)
 			return 1;
@@ -211,15 +223,19 @@ static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64
 	return -1;
 }
 
-/* Would cost tokens be available? Read-only. */
-static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 last_ns,
-				    __u64 now_ns, __u64 cost, int fresh)
+/*
+ * The time a bucket starts (or restarts full) at: the exact clock, since a
+ * start at a lagging jiffy time would hand out up to a tick of refill that
+ * never was. Later jiffy readings are clamped to it (xrl_gcra_clamp).
+ */
+static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_config *cfg,
+					  __u64 now_ns)
 {
-	__u64 now_u = xrl_to_units(now_ns, g->shift);
-	__u64 base = fresh ? now_u : xrl_gcra_base(tat, last_ns, now_ns, now_u, g->full_ns);
-	__u64 next;
-
-	return xrl_gcra_admit(base, now_u, g->interval, g->span, cost, &next);
+	if (!r->coarse)
+		return now_ns;
+	now_ns = xrl_now_ns();
+	xrl_jiffy_calibrate(cfg, now_ns);
+	return now_ns;
 }
 
 /* A source seen for the first time: its bucket starts full. */
@@ -303,20 +319,12 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 					struct xrl_global_stats *gs)
 {
 	struct xrl_bucket *b;
-	__u64 last_ns;
+	__u64 last_ns, next;
 	int fresh, got;
 
 	b = bpf_map_lookup_elem(map, key);
 	if (!b) {
-		/*
-		 * A bucket starts at the exact time: started at a lagging jiffy
-		 * time it would hand out up to a tick of refill that never was.
-		 * Later coarse readings are clamped to it (xrl_gcra_clamp).
-		 */
-		if (r->coarse) {
-			now_ns = xrl_now_ns();
-			xrl_jiffy_calibrate(cfg, now_ns);
-		}
+		now_ns = xrl_start_ns(r, cfg, now_ns);
 		got = xrl_new_bucket(r, map, key, now_ns, len, gs);
 		if (got >= 0)
 			return got;
@@ -329,15 +337,13 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 
 	last_ns = b->last_ns;
 	fresh = b->version != r->version;
-	if (fresh && r->coarse) {
-		now_ns = xrl_now_ns();   /* restarts full: at the exact time, as above */
-		xrl_jiffy_calibrate(cfg, now_ns);
-	}
+	if (fresh)
+		now_ns = xrl_start_ns(r, cfg, now_ns);
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
 	if ((r->flags & XRL_F_BYTES) &&
-	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh))
+	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, &next))
 		return 0;
 
 	got = xrl_take(&b->tat, &r->pkt, last_ns, now_ns, 1, fresh);
@@ -447,13 +453,11 @@ int xrl_xdp(struct xdp_md *ctx)
 	if (!rs)
 		return XDP_PASS;
 
-	if (r->action == XRL_ACT_ALLOW)
+	if (r->action == XRL_ACT_ALLOW) {
 		pass = 1;
-	else if (r->action == XRL_ACT_DENY)
+	} else if (r->action == XRL_ACT_DENY) {
 		pass = 0;
-	else
-		pass = -1;
-	if (pass < 0) {
+	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
 		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
 	}

@@ -81,16 +81,6 @@ static __always_inline int xrl_gcra_admit(__u64 base, __u64 now_u, __u64 interva
 	return 1;
 }
 
-/* Tokens available at now_u (for reports): floor((span - (base - now)) / interval). */
-static __always_inline __u64 xrl_gcra_tokens(__u64 base, __u64 now_u, __u64 interval, __u64 span)
-{
-	__u64 ahead = base - now_u;   /* base >= now_u by xrl_gcra_base */
-
-	if (interval == 0 || ahead >= span)
-		return 0;
-	return (span - ahead) / interval;
-}
-
 static __always_inline __u32 xrl_bswap32(__u32 x)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

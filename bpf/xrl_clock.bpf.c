@@ -105,14 +105,14 @@ int xrl_srcwalk(struct xdp_md *ctx)
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key);
+	__type(key, struct xrl_bucket_key_v4);
 	__type(value, struct xrl_bucket);
 } xrl_probe_lru_map SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key);
+	__type(key, struct xrl_bucket_key_v4);
 	__type(value, struct xrl_bucket);
 } xrl_probe_hash_map SEC(".maps");
 
@@ -124,7 +124,7 @@ struct {
 } xrl_probe_array_map SEC(".maps");
 
 /* The bucket key of an IPv4 source as xrl builds it (rule 0, --per 32). */
-static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_key *k)
+static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_key_v4 *k)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -132,17 +132,13 @@ static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_k
 	if (data + XRL_BENCH_SADDR_OFF + 4 > data_end)
 		return -1;
 	k->rule_id = 0;
-	k->family = 4;
-	k->addr[0] = *(__u32 *)(data + XRL_BENCH_SADDR_OFF);
-	k->addr[1] = 0;
-	k->addr[2] = 0;
-	k->addr[3] = 0;
+	k->addr = *(__u32 *)(data + XRL_BENCH_SADDR_OFF);
 	return 0;
 }
 
 static __always_inline int xrl_probe_hashed(struct xdp_md *ctx, void *map)
 {
-	struct xrl_bucket_key k;
+	struct xrl_bucket_key_v4 k;
 	struct xrl_bucket *b, nb = { .tat = 1 };
 
 	if (xrl_probe_key(ctx, &k))
@@ -161,7 +157,7 @@ int xrl_probe_lru(struct xdp_md *ctx)
 	return xrl_probe_hashed(ctx, &xrl_probe_lru_map);
 }
 
-/* The same after reading the kernel clock first, as xrl does before its bucket lookup. */
+/* The same after reading the exact clock first, as xrl's exact-clock rules do. */
 SEC("xdp")
 int xrl_probe_lru_clk(struct xdp_md *ctx)
 {
@@ -181,13 +177,13 @@ int xrl_probe_hash(struct xdp_md *ctx)
 SEC("xdp")
 int xrl_probe_array(struct xdp_md *ctx)
 {
-	struct xrl_bucket_key k;
+	struct xrl_bucket_key_v4 k;
 	struct xrl_bucket *b;
 	__u32 slot;
 
 	if (xrl_probe_key(ctx, &k))
 		return XDP_ABORTED;
-	slot = (__builtin_bswap32(k.addr[0]) * 2654435761u) & (XRL_DEFAULT_SOURCES - 1);
+	slot = (__builtin_bswap32(k.addr) * 2654435761u) & (XRL_DEFAULT_SOURCES - 1);
 	b = bpf_map_lookup_elem(&xrl_probe_array_map, &slot);
 	if (!b)
 		return XDP_ABORTED;

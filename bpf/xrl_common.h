@@ -172,7 +172,7 @@ struct xrl_global_stats {
 	__u64 no_rule;        /* IP with no matching rule: passed */
 	__u64 malformed;      /* truncated or invalid IP, handled by policy */
 	__u64 malformed_dropped;
-	__u64 sources_created;  /* buckets inserted; evictions = created - live - deleted */
+	__u64 sources_created;  /* buckets inserted; evictions = created - live */
 	__u64 insert_failed;    /* bucket could not be created: packet decided without state */
 	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */
 };
@@ -183,7 +183,6 @@ struct xrl_config {
 	__u32 next_version;     /* source of xrl_rule.version values */
 	__u32 malformed_policy; /* what the loaded program was built with */
 	__u32 jiffy_off_set;    /* jiffy_off holds a calibration */
-	__u64 sources_deleted;  /* buckets removed by the controller (eviction arithmetic) */
 	/*
 	 * Jiffy clock: jiffies x tick_ns + jiffy_off estimates CLOCK_MONOTONIC,
 	 * never ahead of it and at most two ticks behind. The data path keeps

@@ -165,6 +165,27 @@ int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 	return 0;
 }
 
+int xrl_instance_begin(struct xrl_ctx *ctx, struct xrl_maps *m, bool write)
+{
+	int err = write ? xrl_lock(ctx, false) : xrl_lock_shared(ctx), rc;
+
+	if (err == -ENOENT)
+		return xrl_instance_open(ctx, m);   /* reports "not attached" */
+	if (err)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s%s", ctx->pin_dir,
+				 strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
+	rc = xrl_instance_open(ctx, m);
+	if (rc)
+		xrl_unlock(ctx);
+	return rc;
+}
+
+void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m)
+{
+	xrl_maps_close(m);
+	xrl_unlock(ctx);
+}
+
 void xrl_instance_unpin(struct xrl_ctx *ctx)
 {
 	char path[512];

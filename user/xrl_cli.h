@@ -38,6 +38,13 @@ void xrl_unlock(struct xrl_ctx *ctx);
  * no permission, ...) and returns the exit code to use.
  */
 int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
+/*
+ * Lock the instance (exclusive for writers, shared for readers, so that a
+ * reader never sees half a rule change) and open its maps; on failure the
+ * reason is reported and the exit code returned. xrl_instance_end undoes it.
+ */
+int xrl_instance_begin(struct xrl_ctx *ctx, struct xrl_maps *m, bool write);
+void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m);
 /* Remove the instance's pins and directory. */
 void xrl_instance_unpin(struct xrl_ctx *ctx);
 /* Number of interfaces recorded in the instance, or -errno. */

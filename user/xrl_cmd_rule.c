@@ -14,32 +14,16 @@ static __u32 cur_ids[XRL_MAX_RULES];
 /* Lock, open, read the rule set. Returns 0 or an exit code (already reported). */
 static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
 {
-	int rc, err;
+	int rc = xrl_instance_begin(ctx, m, write), err;
 
-	err = write ? xrl_lock(ctx, false) : xrl_lock_shared(ctx);
-	if (err == -ENOENT)
-		return xrl_instance_open(ctx, m);   /* reports "not attached" */
-	if (err)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s%s", ctx->pin_dir,
-				 strerror(-err), err == -EACCES || err == -EPERM ? " (run as root)" : "");
-	rc = xrl_instance_open(ctx, m);
-	if (rc) {
-		xrl_unlock(ctx);
+	if (rc)
 		return rc;
-	}
 	err = xrl_ruleset_read(m, cur, cur_ids, n);
 	if (err) {
-		xrl_maps_close(m);
-		xrl_unlock(ctx);
+		xrl_instance_end(ctx, m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the rule set: %s", strerror(-err));
 	}
 	return 0;
-}
-
-static void end(struct xrl_ctx *ctx, struct xrl_maps *m)
-{
-	xrl_maps_close(m);
-	xrl_unlock(ctx);
 }
 
 static int apply(struct xrl_ctx *ctx, struct xrl_maps *m, const struct xrl_rule_def *defs, int n)
@@ -103,7 +87,7 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 			break;
 	replaced = i < n;
 	if (!replaced && n == XRL_MAX_RULES) {
-		end(ctx, &m);
+		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_USAGE, "too many rules: at most %d; nothing was changed",
 				 XRL_MAX_RULES);
 	}
@@ -111,7 +95,7 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	if (!replaced)
 		n++;
 	rc = apply(ctx, &m, cur, n);
-	end(ctx, &m);
+	xrl_instance_end(ctx, &m);
 	if (!rc) {
 		xrl_rule_format(&def, text, sizeof(text));
 		if (ctx->json)
@@ -140,12 +124,12 @@ static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
 		if (xrl_rule_same_match(&cur[i], &def))
 			break;
 	if (i == n) {
-		end(ctx, &m);
+		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "no rule %s (see 'xrl rule list')", text);
 	}
 	memmove(&cur[i], &cur[i + 1], (size_t)(n - i - 1) * sizeof(cur[0]));
 	rc = apply(ctx, &m, cur, n - 1);
-	end(ctx, &m);
+	xrl_instance_end(ctx, &m);
 	if (!rc) {
 		if (ctx->json)
 			xrl_json_print(ctx, json_pack("{s:s}", "deleted", text));
@@ -200,7 +184,7 @@ static int rule_list(struct xrl_ctx *ctx)
 			       xrl_action_name(cur[i].action), rate, burst, per, bytes);
 		}
 	}
-	end(ctx, &m);
+	xrl_instance_end(ctx, &m);
 	return 0;
 }
 
@@ -228,7 +212,7 @@ static int rule_save(struct xrl_ctx *ctx)
 			printf("%s\n", text);
 		}
 	}
-	end(ctx, &m);
+	xrl_instance_end(ctx, &m);
 	return 0;
 }
 
@@ -281,7 +265,7 @@ static int rule_load(struct xrl_ctx *ctx, const char *file)
 	if ((rc = begin(ctx, &m, &ncur, true)))
 		return rc;
 	rc = apply(ctx, &m, defs, n);
-	end(ctx, &m);
+	xrl_instance_end(ctx, &m);
 	if (!rc) {
 		if (ctx->json)
 			xrl_json_print(ctx, json_pack("{s:s,s:i}", "loaded", file, "rules", n));

@@ -11,7 +11,6 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_global_stats g;
-	struct xrl_config cfg;
 	struct xrl_maps m;
 	long sources;
 	__u64 evicted, passed, passed_bytes;
@@ -21,22 +20,18 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl stats");
-	xrl_lock_shared(ctx);   /* a rule change in progress finishes first */
-	if ((rc = xrl_instance_open(ctx, &m))) {
-		xrl_unlock(ctx);
+	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
-	}
-	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n) || xrl_read_config(&m, &cfg)) {
-		xrl_maps_close(&m);
-		xrl_unlock(ctx);
+	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n)) {
+		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the counters of instance '%s'",
 				 ctx->instance);
 	}
 	sources = xrl_count_sources(&m);
 	if (sources < 0)
 		sources = 0;
-	evicted = g.sources_created > (__u64)sources + cfg.sources_deleted
-			  ? g.sources_created - (__u64)sources - cfg.sources_deleted : 0;
+	/* the controller never deletes buckets: whatever left the table was evicted */
+	evicted = g.sources_created > (__u64)sources ? g.sources_created - (__u64)sources : 0;
 	passed = g.packets - g.dropped;
 	passed_bytes = g.bytes - g.dropped_bytes;
 
@@ -101,7 +96,6 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		json_decref(rules);
 		json_decref(o);
 	}
-	xrl_maps_close(&m);
-	xrl_unlock(ctx);
+	xrl_instance_end(ctx, &m);
 	return 0;
 }

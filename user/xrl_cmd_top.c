@@ -48,14 +48,10 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
-	xrl_lock_shared(ctx);   /* a rule change in progress finishes first */
-	if ((rc = xrl_instance_open(ctx, &m))) {
-		xrl_unlock(ctx);
+	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
-	}
 	if (xrl_ruleset_read(&m, defs, ids, &nd) || xrl_top_read(&m, &top, &n)) {
-		xrl_maps_close(&m);
-		xrl_unlock(ctx);
+		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the drop sketch of instance '%s'",
 				 ctx->instance);
 	}
@@ -68,6 +64,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	for (i = 0; i < n && (__u64)shown < count; i++) {
 		const struct xrl_rule_def *d = NULL;
 		char src[64], rule[192] = "(deleted rule)";
+		__u64 passed;
 		int j;
 
 		if (now > top[i].last_ns && now - top[i].last_ns > XRL_TOP_RECENT_NS)
@@ -78,17 +75,18 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		if (d)
 			xrl_rule_format_match(d, rule, sizeof(rule));
 		source_text(&top[i].key, d, src, sizeof(src));
+		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
 		shown++;
 		if (ctx->json) {
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:I,s:f}", "source", src, "rule", rule,
-							     "passed", (json_int_t)top[i].passed,
+							     "passed", (json_int_t)passed,
 							     "dropped", (json_int_t)top[i].dropped,
 							     "last_drop_age_s",
 							     now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0));
 		} else {
 			char p[32], dr[32];
 
-			xrl_fmt_count((double)top[i].passed, p, sizeof(p));
+			xrl_fmt_count((double)passed, p, sizeof(p));
 			xrl_fmt_count((double)top[i].dropped, dr, sizeof(dr));
 			printf("%-40s %-40s %10s %10s %8.1fs\n", src, rule, p, dr,
 			       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0);
@@ -102,7 +100,6 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		json_decref(arr);
 	}
 	free(top);
-	xrl_maps_close(&m);
-	xrl_unlock(ctx);
+	xrl_instance_end(ctx, &m);
 	return 0;
 }

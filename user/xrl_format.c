@@ -4,34 +4,31 @@
 #include <xdp/libxdp.h>
 #include "xrl_cli.h"
 
-void xrl_fmt_count(double v, char *buf, size_t len)
+/* v in steps of 1000 with the unit of its step: "1.2M", "340 MB". */
+static void fmt_thousands(double v, const char *const unit[6], const char *sep, char *buf,
+			  size_t len)
 {
-	static const char *const sfx[] = { "", "k", "M", "G", "T", "P" };
 	int i = 0;
 
 	while (v >= 1000 && i < 5) {
 		v /= 1000;
 		i++;
 	}
-	if (i == 0)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, v < 10 ? "%.1f%s" : "%.0f%s", v, sfx[i]);
+	snprintf(buf, len, i && v < 10 ? "%.1f%s%s" : "%.0f%s%s", v, sep, unit[i]);
+}
+
+void xrl_fmt_count(double v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T", "P" };
+
+	fmt_thousands(v, unit, "", buf, len);
 }
 
 void xrl_fmt_bytes(double v, char *buf, size_t len)
 {
-	static const char *const sfx[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-	int i = 0;
+	static const char *const unit[] = { "B", "kB", "MB", "GB", "TB", "PB" };
 
-	while (v >= 1000 && i < 5) {
-		v /= 1000;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%.0f B", v);
-	else
-		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, sfx[i]);
+	fmt_thousands(v, unit, " ", buf, len);
 }
 
 void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len)

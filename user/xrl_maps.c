@@ -23,7 +23,6 @@ static int *map_slot(struct xrl_maps *m, int i)
 	return slots[i];
 }
 
-#define fail xrl_fail
 
 int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m)
 {
@@ -93,17 +92,20 @@ int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
 
 int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n)
 {
-	struct xrl_rule_def d;
-	__u32 id;
+	static struct xrl_rule_def all[XRL_MAX_RULES];
+	static __u32 keys[XRL_MAX_RULES];
+	__u32 count = XRL_MAX_RULES, batch, id;
 
+	/* one syscall for the whole array, not one per rule id */
+	if (bpf_map_lookup_batch(m->rule_defs, NULL, &batch, keys, all, &count, NULL) &&
+	    errno != ENOENT)
+		return -errno;
 	*n = 0;
-	for (id = 0; id < XRL_MAX_RULES; id++) {
-		if (bpf_map_lookup_elem(m->rule_defs, &id, &d))
-			return -errno;
-		if (!d.in_use)
+	for (id = 0; id < count; id++) {
+		if (!all[id].in_use)
 			continue;
-		defs[*n] = d;
-		ids[*n] = id;
+		defs[*n] = all[id];
+		ids[*n] = keys[id];
 		(*n)++;
 	}
 	return 0;
@@ -132,13 +134,12 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 }
 
 /* Delete every LPM entry whose generation is not keep. */
-static int purge_generations(int fd, size_t key_size, __u32 keep)
+static int purge_generations(int fd, __u32 keep)
 {
 	char key[sizeof(struct xrl_lpm_v6)], next[sizeof(struct xrl_lpm_v6)];
 	void *prev = NULL;
 	int err;
 
-	(void)key_size;
 	for (;;) {
 		err = bpf_map_get_next_key(fd, prev, next);
 		if (err)
@@ -171,34 +172,58 @@ static int zero_rule_stats(const struct xrl_maps *m, __u32 id)
 	return err;
 }
 
+/* Delete the LPM entries of every generation but keep, in both tries. */
+static int purge_all(const struct xrl_maps *m, __u32 keep)
+{
+	int rc = purge_generations(m->rules_v4, keep);
+
+	return rc ? rc : purge_generations(m->rules_v6, keep);
+}
+
+/* Lowest id in state want, or XRL_MAX_RULES. */
+static __u32 first_id(const __u8 *state, __u8 want)
+{
+	__u32 id;
+
+	for (id = 0; id < XRL_MAX_RULES && state[id] != want; id++)
+		;
+	return id;
+}
+
+enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
+
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
 {
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
 	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES];
-	static bool taken[XRL_MAX_RULES];
+	static __u8 state[XRL_MAX_RULES];
+	static const struct xrl_rule_def none;
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, rc;
 	__u32 id, gen;
 
 	if (n > XRL_MAX_RULES)
-		return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
+		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
 			if (xrl_rule_same_match(&in[i], &in[j])) {
 				char t[192];
 
 				xrl_rule_format_match(&in[i], t, sizeof(t));
-				return fail(err, errlen, "rule %s given twice", t), -EINVAL;
+				return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;
 			}
 	if ((rc = xrl_read_config(m, &cfg)) || (rc = xrl_ruleset_read(m, cur, cur_ids, &ncur)))
-		return fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
+		return xrl_fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
 
-	/* ids and versions: kept for unchanged rules, fresh otherwise */
-	memset(taken, 0, sizeof(taken));
-	for (i = 0; i < ncur; i++)
-		taken[cur_ids[i]] = true;
+	/*
+	 * Ids and versions: a rule with the same prefix and match keeps its id
+	 * (its counters), and its version while its parameters stay the same.
+	 */
+	memset(state, ID_FREE, sizeof(state));
+	for (j = 0; j < ncur; j++)
+		state[cur_ids[j]] = ID_RELEASED;
 	for (i = 0; i < n; i++) {
 		next[i] = in[i];
 		next[i].in_use = 1;
@@ -207,54 +232,38 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 			if (!xrl_rule_same_match(&in[i], &cur[j]))
 				continue;
 			next_ids[i] = cur_ids[j];
+			state[cur_ids[j]] = ID_KEPT;
 			next[i].version = xrl_rule_same_params(&in[i], &cur[j]) ? cur[j].version
 									 : ++cfg.next_version;
 			break;
 		}
 	}
-	/* ids of removed rules are reused last, so their counters are not mistaken */
+	/* new rules: the lowest free id; ids released by this change come last */
 	for (i = 0; i < n; i++) {
 		if (next_ids[i] != XRL_MAX_RULES)
 			continue;
-		for (id = 0; id < XRL_MAX_RULES && taken[id]; id++)
-			;
-		if (id == XRL_MAX_RULES) {
-			bool still[XRL_MAX_RULES] = { false };
-
-			for (j = 0; j < n; j++)
-				if (next_ids[j] != XRL_MAX_RULES)
-					still[next_ids[j]] = true;
-			for (id = 0; id < XRL_MAX_RULES && (still[id] || !taken[id]); id++)
-				;
-			if (id == XRL_MAX_RULES)
-				return fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
-		}
+		id = first_id(state, ID_FREE);
+		if (id == XRL_MAX_RULES)
+			id = first_id(state, ID_RELEASED);
+		if (id == XRL_MAX_RULES)
+			return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
 		next_ids[i] = id;
-		taken[id] = true;
+		state[id] = ID_NEW;
 		next[i].version = ++cfg.next_version;
 	}
 
 	if (xrl_ruleset_compile(next, next_ids, n, &cp, &ncp, err, errlen))
 		return -EINVAL;   /* the rule set itself is refused (e.g. too many rules on a prefix) */
 
-	/* counters of ids that start a new life */
-	for (i = 0; i < n; i++) {
-		bool was = false;
-
-		for (j = 0; j < ncur; j++)
-			if (cur_ids[j] == next_ids[i] && xrl_rule_same_match(&next[i], &cur[j]))
-				was = true;
-		if (!was && (rc = zero_rule_stats(m, next_ids[i])))
+	/* a new rule's counters start at zero, whoever had its id before */
+	for (i = 0; i < n; i++)
+		if (state[next_ids[i]] == ID_NEW && (rc = zero_rule_stats(m, next_ids[i])))
 			goto sys_fail;
-	}
 
 	/* write the new generation beside the live one */
 	gen = cfg.active_gen + 1;
-	if ((rc = -purge_generations(m->rules_v4, 0, cfg.active_gen)) > 0 ||
-	    (rc = -purge_generations(m->rules_v6, 0, cfg.active_gen)) > 0) {
-		rc = -rc;
+	if ((rc = purge_all(m, cfg.active_gen)))
 		goto sys_fail;
-	}
 	for (i = 0; i < ncp; i++) {
 		struct xrl_lpm_v6 key;
 		int fd;
@@ -262,43 +271,35 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		lpm_key(&cp[i], gen, &key, &fd, m);
 		if (bpf_map_update_elem(fd, &key, &cp[i].entry, BPF_ANY)) {
 			rc = -errno;
-			purge_generations(m->rules_v4, 0, cfg.active_gen);
-			purge_generations(m->rules_v6, 0, cfg.active_gen);
+			purge_all(m, cfg.active_gen);
 			goto sys_fail;
 		}
 	}
 	/* the switch: one store */
 	cfg.active_gen = gen;
 	if ((rc = xrl_write_config(m, &cfg))) {
-		purge_generations(m->rules_v4, 0, gen - 1);
-		purge_generations(m->rules_v6, 0, gen - 1);
+		purge_all(m, gen - 1);
 		goto sys_fail;
 	}
-	purge_generations(m->rules_v4, 0, gen);
-	purge_generations(m->rules_v6, 0, gen);
+	purge_all(m, gen);
 
-	/* the operator's view of the rule set */
-	for (id = 0; id < XRL_MAX_RULES; id++) {
-		struct xrl_rule_def d = { 0 };
-
-		for (i = 0; i < n; i++)
-			if (next_ids[i] == id)
-				d = next[i];
-		for (j = 0; j < ncur && !d.in_use; j++)
-			if (cur_ids[j] == id)
-				break;
-		if (!d.in_use && j == ncur)
-			continue;   /* was and stays free */
-		if (bpf_map_update_elem(m->rule_defs, &id, &d, BPF_ANY)) {
+	/* the operator's view of the rule set: the rules written, released ids cleared */
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(m->rule_defs, &next_ids[i], &next[i], BPF_ANY)) {
 			rc = -errno;
 			goto sys_fail;
 		}
-	}
+	for (id = 0; id < XRL_MAX_RULES; id++)
+		if (state[id] == ID_RELEASED &&
+		    bpf_map_update_elem(m->rule_defs, &id, &none, BPF_ANY)) {
+			rc = -errno;
+			goto sys_fail;
+		}
 	free(cp);
 	return 0;
 sys_fail:
 	free(cp);
-	return fail(err, errlen, "cannot update the rule maps: %s", strerror(-rc));
+	return xrl_fail(err, errlen, "cannot update the rule maps: %s", strerror(-rc));
 }
 
 static int sum_percpu(int fd, __u32 key, void *out, size_t size)
@@ -334,7 +335,7 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
 }
 
-static long count_keys(int fd, size_t key_size)
+static long count_keys(int fd)
 {
 	static char keys[4096 * sizeof(struct xrl_bucket_key_v6)];
 	static struct xrl_bucket vals[4096];
@@ -343,7 +344,6 @@ static long count_keys(int fd, size_t key_size)
 	long total = 0;
 	int err;
 
-	(void)key_size;
 	/* batched walk: one syscall per 4096 sources */
 	do {
 		count = 4096;
@@ -358,14 +358,31 @@ static long count_keys(int fd, size_t key_size)
 
 long xrl_count_sources(const struct xrl_maps *m)
 {
-	long v4 = count_keys(m->buckets_v4, sizeof(struct xrl_bucket_key_v4));
-	long v6 = count_keys(m->buckets_v6, sizeof(struct xrl_bucket_key_v6));
+	long v4 = count_keys(m->buckets_v4);
+	long v6 = count_keys(m->buckets_v6);
 
 	if (v4 < 0)
 		return v4;
 	if (v6 < 0)
 		return v6;
 	return v4 + v6;
+}
+
+unsigned long long xrl_map_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }
 
 __u32 xrl_map_max_entries(int fd)
@@ -388,24 +405,32 @@ static int top_cmp(const void *a, const void *b)
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 {
 	int ncpu = libbpf_num_possible_cpus(), c, k, cnt = 0;
-	struct xrl_sketch_slot *vals;
+	static __u32 keys[XRL_SKETCH_SLOTS];
+	struct xrl_sketch_slot *all, *vals;
 	struct xrl_top_entry *res;
-	__u32 slot;
+	__u32 slot, count = XRL_SKETCH_SLOTS, batch;
 
 	if (ncpu < 0)
 		return ncpu;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
+	all = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*all));
 	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
-	if (!vals || !res) {
-		free(vals);
+	if (!all || !res) {
+		free(all);
 		free(res);
 		return -ENOMEM;
 	}
-	for (slot = 0; slot < XRL_SKETCH_SLOTS; slot++) {
+	/* every slot of every CPU in one syscall */
+	if (bpf_map_lookup_batch(m->drop_sketch, NULL, &batch, keys, all, &count, NULL) &&
+	    errno != ENOENT) {
+		c = -errno;
+		free(all);
+		free(res);
+		return c;
+	}
+	for (slot = 0; slot < count; slot++) {
 		int first = cnt;
 
-		if (bpf_map_lookup_elem(m->drop_sketch, &slot, vals))
-			continue;
+		vals = &all[(size_t)slot * ncpu];
 		/* a key lands in the same slot on every CPU: merge within the slot */
 		for (c = 0; c < ncpu; c++) {
 			if (!vals[c].total)
@@ -422,21 +447,22 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 				res[k].last_ns = vals[c].last_ns;
 		}
 	}
-	for (k = 0; k < cnt; k++) {
-		struct xrl_bucket_key_v4 k4 = { res[k].key.rule_id, res[k].key.addr[0] };
-		struct xrl_bucket_key_v6 k6 = { .rule_id = res[k].key.rule_id };
-		struct xrl_bucket b;
-		int found;
-
-		memcpy(k6.addr, res[k].key.addr, sizeof(k6.addr));
-		found = res[k].key.family == 4 ? bpf_map_lookup_elem(m->buckets_v4, &k4, &b)
-					       : bpf_map_lookup_elem(m->buckets_v6, &k6, &b);
-		if (found == 0)
-			res[k].passed = b.passed;
-	}
 	qsort(res, (size_t)cnt, sizeof(*res), top_cmp);
-	free(vals);
+	free(all);
 	*out = res;
 	*n = cnt;
 	return 0;
+}
+
+__u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key)
+{
+	struct xrl_bucket_key_v4 k4 = { key->rule_id, key->addr[0] };
+	struct xrl_bucket_key_v6 k6 = { .rule_id = key->rule_id };
+	struct xrl_bucket b;
+	int err;
+
+	memcpy(k6.addr, key->addr, sizeof(k6.addr));
+	err = key->family == 4 ? bpf_map_lookup_elem(m->buckets_v4, &k4, &b)
+			       : bpf_map_lookup_elem(m->buckets_v6, &k6, &b);
+	return err ? 0 : b.passed;
 }

@@ -60,15 +60,18 @@ int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
 struct xrl_top_entry {
 	struct xrl_bucket_key key;
 	__u64 dropped;    /* drops counted since the source took its sketch slot */
-	__u64 passed;     /* packets its bucket admitted (0 for deny rules) */
 	__u64 last_ns;    /* CLOCK_MONOTONIC of its last drop */
 };
 
 /* Every source in the sketch, most drops first. *out is malloc'd. */
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
+/* Packets a source's bucket admitted (0 when it has none: deny rules, evicted). */
+__u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key);
 
 /* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
 __u32 xrl_map_max_entries(int fd);
+/* Kernel memory charged to a map (its fdinfo "memlock"), in bytes. */
+unsigned long long xrl_map_memlock(int fd);
 
 #endif /* XRL_MAPS_H */

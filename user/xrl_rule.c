@@ -14,7 +14,6 @@
 #include "xrl_rule.h"
 
 #define NS_PER_SEC 1000000000ULL
-#define fail xrl_fail
 
 int xrl_fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -33,12 +32,12 @@ int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 
 	char *end;
 
 	if (!s || !isdigit((unsigned char)s[0]))
-		return fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
+		return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
 			    what, s ? s : "", (unsigned long long)min, (unsigned long long)max);
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v < min || v > max)
-		return fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
+		return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
 			    what, s, (unsigned long long)min, (unsigned long long)max);
 	*out = v;
 	return 0;
@@ -55,7 +54,7 @@ int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
 	int fam, i;
 
 	if (!s || !*s)
-		return fail(err, errlen, "missing prefix: expected an address with /LEN, e.g. 203.0.113.0/24");
+		return xrl_fail(err, errlen, "missing prefix: expected an address with /LEN, e.g. 203.0.113.0/24");
 	slash = strchr(s, '/');
 	alen = slash ? (size_t)(slash - s) : strlen(s);
 	if (alen >= sizeof(buf))
@@ -76,7 +75,7 @@ int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
 		char lerr[XRL_ERRLEN];
 
 		if (xrl_parse_uint("prefix length", slash + 1, 0, max, &len, lerr, sizeof(lerr)))
-			return fail(err, errlen, "invalid prefix '%s': the length after / must be 0 to %llu for IPv%d",
+			return xrl_fail(err, errlen, "invalid prefix '%s': the length after / must be 0 to %llu for IPv%d",
 				    s, (unsigned long long)max, fam);
 	}
 	memcpy(masked, tmp, 16);
@@ -92,7 +91,7 @@ int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
 		char want[INET6_ADDRSTRLEN];
 
 		inet_ntop(fam == 4 ? AF_INET : AF_INET6, masked, want, sizeof(want));
-		return fail(err, errlen, "invalid prefix '%s': host bits are set; did you mean %s/%llu?",
+		return xrl_fail(err, errlen, "invalid prefix '%s': host bits are set; did you mean %s/%llu?",
 			    s, want, (unsigned long long)len);
 	}
 	*family = (__u8)fam;
@@ -100,7 +99,7 @@ int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
 	*plen = (__u8)len;
 	return 0;
 bad:
-	return fail(err, errlen, "invalid prefix '%s': expected an IPv4 or IPv6 address with an optional /LEN, e.g. 203.0.113.0/24 or 2001:db8::/32",
+	return xrl_fail(err, errlen, "invalid prefix '%s': expected an IPv4 or IPv6 address with an optional /LEN, e.g. 203.0.113.0/24 or 2001:db8::/32",
 		    s);
 }
 
@@ -133,13 +132,13 @@ int xrl_parse_rate(const char *s, __u64 *count, __u32 *period, char *err, size_t
 	if (xrl_parse_uint("rate", num, 1, XRL_MAX_PPS * 3600, &v, err, errlen))
 		goto bad;
 	if (v > XRL_MAX_PPS * secs)
-		return fail(err, errlen, "invalid rate '%s': at most %llu packets per second",
+		return xrl_fail(err, errlen, "invalid rate '%s': at most %llu packets per second",
 			    s, XRL_MAX_PPS);
 	*count = v;
 	*period = secs;
 	return 0;
 bad:
-	return fail(err, errlen, "invalid rate '%s': expected a positive whole number of packets, optionally per unit: 100/s, 6000/m, 1000/h",
+	return xrl_fail(err, errlen, "invalid rate '%s': expected a positive whole number of packets, optionally per unit: 100/s, 6000/m, 1000/h",
 		    s ? s : "");
 }
 
@@ -178,7 +177,7 @@ int xrl_parse_size(const char *what, const char *s, __u64 max, __u64 *out,
 	*out = v * mult;
 	return 0;
 bad:
-	return fail(err, errlen, "invalid %s '%s': expected a positive number of bytes with an optional k, M, G or T suffix (e.g. 10M), at most %llu",
+	return xrl_fail(err, errlen, "invalid %s '%s': expected a positive number of bytes with an optional k, M, G or T suffix (e.g. 10M), at most %llu",
 		    what, s ? s : "", (unsigned long long)max);
 }
 
@@ -193,7 +192,7 @@ int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen)
 	else if (s && !strcmp(s, "icmpv6"))
 		*proto = IPPROTO_ICMPV6;
 	else
-		return fail(err, errlen, "unknown protocol '%s': expected tcp, udp, icmp or icmpv6",
+		return xrl_fail(err, errlen, "unknown protocol '%s': expected tcp, udp, icmp or icmpv6",
 			    s ? s : "");
 	return 0;
 }
@@ -246,7 +245,6 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	};
 	bool have_rate = false, have_burst = false, have_bytes = false, have_bb = false;
 	bool have_per = false, have_dport = false;
-	const char *rate_s = NULL;
 	struct xrl_rule_def d;
 	__u64 v;
 	int c;
@@ -254,13 +252,13 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	memset(&d, 0, sizeof(d));
 	d.action = XRL_ACT_LIMIT;
 	if (argc < 1 || argv[0][0] == '-')
-		return fail(err, errlen, "missing prefix: a rule starts with an address/LEN, e.g. 203.0.113.0/24");
+		return xrl_fail(err, errlen, "missing prefix: a rule starts with an address/LEN, e.g. 203.0.113.0/24");
 	if (xrl_parse_prefix(argv[0], &d.family, d.addr, &d.plen, err, errlen))
 		return -1;
 	/* getopt would read "-rate" as short options; name the word instead */
 	for (c = 1; c < argc; c++)
 		if (argv[c][0] == '-' && argv[c][1] != '-' && !takes_value(argv[c - 1]))
-			return fail(err, errlen, "unknown option '%s': options start with --, e.g. --rate 100/s",
+			return xrl_fail(err, errlen, "unknown option '%s': options start with --, e.g. --rate 100/s",
 				    argv[c]);
 	optind = 0;  /* glibc: restart getopt on this argv */
 	opterr = 0;
@@ -269,7 +267,6 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		case OPT_RATE:
 			if (xrl_parse_rate(optarg, &d.rate, &d.rate_period, err, errlen))
 				return -1;
-			rate_s = optarg;
 			have_rate = true;
 			break;
 		case OPT_BURST:
@@ -311,40 +308,40 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		case OPT_ALLOW:
 		case OPT_DENY:
 			if (d.action == (c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY))
-				return fail(err, errlen, "%s given twice", c == OPT_ALLOW ? "--allow" : "--deny");
+				return xrl_fail(err, errlen, "%s given twice", c == OPT_ALLOW ? "--allow" : "--deny");
 			if (d.action != XRL_ACT_LIMIT)
-				return fail(err, errlen, "--allow and --deny exclude each other");
+				return xrl_fail(err, errlen, "--allow and --deny exclude each other");
 			d.action = c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY;
 			break;
 		default:
 			if (optopt == OPT_SYN || optopt == OPT_ALLOW || optopt == OPT_DENY)
-				return fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
+				return xrl_fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
 			if (optopt >= OPT_RATE)
-				return fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --allow or --deny",
+				return xrl_fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return xrl_fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --allow or --deny",
 				    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return fail(err, errlen, "unexpected word '%s': options start with --, e.g. --rate 100/s",
+		return xrl_fail(err, errlen, "unexpected word '%s': options start with --, e.g. --rate 100/s",
 			    argv[optind]);
 
 	/* match fields; --syn implies TCP */
 	if (d.flags & XRL_F_SYN) {
 		if ((d.flags & XRL_F_PROTO) && d.proto != IPPROTO_TCP)
-			return fail(err, errlen, "--syn matches TCP only: use it with --proto tcp or alone");
+			return xrl_fail(err, errlen, "--syn matches TCP only: use it with --proto tcp or alone");
 		d.flags |= XRL_F_PROTO;
 		d.proto = IPPROTO_TCP;
 	}
 	if (have_dport) {
 		if (!(d.flags & XRL_F_PROTO) || (d.proto != IPPROTO_TCP && d.proto != IPPROTO_UDP))
-			return fail(err, errlen, "--dport needs --proto tcp or --proto udp");
+			return xrl_fail(err, errlen, "--dport needs --proto tcp or --proto udp");
 		d.flags |= XRL_F_DPORT;
 	}
 	if ((d.flags & XRL_F_PROTO) && d.proto == IPPROTO_ICMP && d.family == 6)
-		return fail(err, errlen, "--proto icmp is IPv4: use --proto icmpv6 for an IPv6 prefix");
+		return xrl_fail(err, errlen, "--proto icmp is IPv4: use --proto icmpv6 for an IPv6 prefix");
 	if ((d.flags & XRL_F_PROTO) && d.proto == IPPROTO_ICMPV6 && d.family == 4)
-		return fail(err, errlen, "--proto icmpv6 is IPv6: use --proto icmp for an IPv4 prefix");
+		return xrl_fail(err, errlen, "--proto icmpv6 is IPv6: use --proto icmp for an IPv4 prefix");
 
 	if (mode == XRL_RULE_MATCH) {
 		const char *extra = have_rate ? "--rate" : have_burst ? "--burst" :
@@ -353,7 +350,7 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 				    d.action == XRL_ACT_DENY ? "--deny" : NULL;
 
 		if (extra)
-			return fail(err, errlen, "%s does not name a rule: a rule is named by PREFIX [--proto P] [--dport PORT] [--syn]",
+			return xrl_fail(err, errlen, "%s does not name a rule: a rule is named by PREFIX [--proto P] [--dport PORT] [--syn]",
 				    extra);
 		*def = d;
 		return 0;
@@ -361,21 +358,21 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 
 	if (d.action != XRL_ACT_LIMIT) {
 		if (have_rate || have_burst || have_bytes || have_bb || have_per)
-			return fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst or --per",
+			return xrl_fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst or --per",
 				    d.action == XRL_ACT_ALLOW ? "allow" : "deny");
 		d.per_len = d.family == 4 ? 32 : 128;   /* top names each denied source */
 		*def = d;
 		return 0;
 	}
 	if (!have_rate)
-		return fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
+		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
 	if (!have_burst) {
 		__u64 per_sec = d.rate / d.rate_period;
 
 		d.burst = per_sec ? (__u32)per_sec : 1;
 	}
 	if (have_bb && !have_bytes)
-		return fail(err, errlen, "--bytes-burst needs --bytes RATE");
+		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
 	if (have_bytes) {
 		d.flags |= XRL_F_BYTES;
 		if (!have_bb)
@@ -383,12 +380,11 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	}
 	if (have_per) {
 		if (d.per_len > (d.family == 4 ? 32 : 128))
-			return fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
+			return xrl_fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
 				    d.per_len, d.family, d.family == 4 ? 32 : 128);
 	} else {
 		d.per_len = d.family == 4 ? 32 : 64;
 	}
-	(void)rate_s;
 	*def = d;
 	{
 		/* prove it compiles now, so a bad combination is refused at parse time */
@@ -406,14 +402,14 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 	int argc = 0;
 
 	if (strlen(line) >= sizeof(buf))
-		return fail(err, errlen, "line too long (at most %zu characters)", sizeof(buf) - 2);
+		return xrl_fail(err, errlen, "line too long (at most %zu characters)", sizeof(buf) - 2);
 	strcpy(buf, line);
 	p = strchr(buf, '#');
 	if (p)
 		*p = 0;
 	for (tok = strtok_r(buf, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
 		if (argc == 63)
-			return fail(err, errlen, "too many words on one line");
+			return xrl_fail(err, errlen, "too many words on one line");
 		argv[argc++] = tok;
 	}
 	argv[argc] = NULL;
@@ -508,7 +504,7 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 	int s;
 
 	if (!tokens || !period_ns || !burst)
-		return fail(err, errlen, "rate, period and burst must be positive");
+		return xrl_fail(err, errlen, "rate, period and burst must be positive");
 	/* smallest shift whose interval fits in 21 bits: then it has 21 significant bits */
 	for (s = -48; s <= 48; s++) {
 		num = (unsigned __int128)period_ns << (s < 0 ? -s : 0);
@@ -517,13 +513,13 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 			break;
 	}
 	if (s > 48)
-		return fail(err, errlen, "rate too slow to represent");
+		return xrl_fail(err, errlen, "rate too slow to represent");
 	t = (num + den / 2) / den;   /* round to nearest: rate error <= 2^-21 */
 	if (t == 0)
 		t = 1;
 	span = t * burst;
 	if (span >= ((unsigned __int128)1 << 62))
-		return fail(err, errlen, "burst %llu too large for this rate", (unsigned long long)burst);
+		return xrl_fail(err, errlen, "burst %llu too large for this rate", (unsigned long long)burst);
 	full = s >= 0 ? span << s : (span + ((unsigned __int128)1 << -s) - 1) >> -s;
 	g->interval = (__u64)t;
 	g->span = (__u64)span;
@@ -606,7 +602,7 @@ int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n
 	int np = 0, i, j, k;
 
 	if (!res)
-		return fail(err, errlen, "out of memory");
+		return xrl_fail(err, errlen, "out of memory");
 	/* distinct prefixes */
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < np; j++)
@@ -640,7 +636,7 @@ int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n
 						xrl_prefix_format(res[j].family, res[j].addr, res[j].plen,
 								  p, sizeof(p));
 						free(res);
-						return fail(err, errlen,
+						return xrl_fail(err, errlen,
 							    "too many rules apply to %s: at most %d, counting those of enclosing prefixes",
 							    p, XRL_MAX_MATCH);
 					}

@@ -221,30 +221,37 @@ xrlt_wait() {
 
 # ---------------------------------------------------------------- topology
 
-# Namespace + veth pair; the root end is $XRLT_ROOT_IF, the namespace end
-# $XRLT_NS_IF with $XRLT_NS_ADDR. Both ends up, IPv6 off, no root address.
-xrlt_setup_pair() {
-	[ ${#XRLT_ROOT_IF} -le 15 ] || xrlt_fail "interface name $XRLT_ROOT_IF is longer than 15 characters"
-	ip netns add "$XRLT_NS" || xrlt_fail "cannot create network namespace $XRLT_NS"
-	XRLT_CREATED_NS=1
-	ip link add "$XRLT_ROOT_IF" type veth peer name "$XRLT_NS_IF" netns "$XRLT_NS" ||
-		xrlt_fail "cannot create veth pair $XRLT_ROOT_IF/$XRLT_NS_IF"
-	XRLT_CREATED_LINK=1
-	if [ -d /proc/sys/net/ipv6/conf/"$XRLT_ROOT_IF" ]; then
-		sysctl -qw net.ipv6.conf."$XRLT_ROOT_IF".disable_ipv6=1 >/dev/null
-		ip netns exec "$XRLT_NS" sysctl -qw net.ipv6.conf."$XRLT_NS_IF".disable_ipv6=1 >/dev/null
+# Namespace NS + veth pair: root end ROOT_IF, namespace end NS_IF with
+# NS_ADDR. Both ends up, IPv6 off, no root address. The caller marks both
+# for cleanup before calling (names are private to the run).
+# xrlt_make_pair NS ROOT_IF NS_IF NS_ADDR
+xrlt_make_pair() {
+	local ns=$1 root_if=$2 ns_if=$3 addr=$4 i
+	[ ${#root_if} -le 15 ] || xrlt_fail "interface name $root_if is longer than 15 characters"
+	ip netns add "$ns" || xrlt_fail "cannot create network namespace $ns"
+	ip link add "$root_if" type veth peer name "$ns_if" netns "$ns" ||
+		xrlt_fail "cannot create veth pair $root_if/$ns_if"
+	if [ -d /proc/sys/net/ipv6/conf/"$root_if" ]; then
+		sysctl -qw net.ipv6.conf."$root_if".disable_ipv6=1 >/dev/null
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf."$ns_if".disable_ipv6=1 >/dev/null
 	fi
-	ip -n "$XRLT_NS" link set lo up &&
-		ip -n "$XRLT_NS" addr add "$XRLT_NS_ADDR" dev "$XRLT_NS_IF" &&
-		ip -n "$XRLT_NS" link set "$XRLT_NS_IF" up &&
-		ip link set "$XRLT_ROOT_IF" up ||
-		xrlt_fail "cannot configure the veth pair"
-	local i
+	ip -n "$ns" link set lo up &&
+		ip -n "$ns" addr add "$addr" dev "$ns_if" &&
+		ip -n "$ns" link set "$ns_if" up &&
+		ip link set "$root_if" up ||
+		xrlt_fail "cannot configure the veth pair $root_if/$ns_if"
 	for i in $(seq 50); do
-		[ "$(cat /sys/class/net/"$XRLT_ROOT_IF"/operstate 2>/dev/null)" = up ] && return 0
+		[ "$(cat /sys/class/net/"$root_if"/operstate 2>/dev/null)" = up ] && return 0
 		sleep 0.1
 	done
-	xrlt_fail "$XRLT_ROOT_IF did not come up"
+	xrlt_fail "$root_if did not come up"
+}
+
+# The run's own pair: $XRLT_NS, $XRLT_ROOT_IF, $XRLT_NS_IF, $XRLT_NS_ADDR.
+xrlt_setup_pair() {
+	XRLT_CREATED_NS=1
+	XRLT_CREATED_LINK=1
+	xrlt_make_pair "$XRLT_NS" "$XRLT_ROOT_IF" "$XRLT_NS_IF" "$XRLT_NS_ADDR"
 }
 
 # Packet counters of the root end (what reached the XDP hook: veth counts a

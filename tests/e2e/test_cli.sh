@@ -211,26 +211,9 @@ refuse() {
 
 # ---------------------------------------------------------------- topology and traffic
 setup_pair_b() {
-	ip netns add "$NS_B" || xrlt_fail "cannot create network namespace $NS_B"
 	CREATED_NS_B=1
-	ip link add "$ROOT_B" type veth peer name "$NSIF_B" netns "$NS_B" ||
-		xrlt_fail "cannot create veth pair $ROOT_B/$NSIF_B"
 	CREATED_LINK_B=1
-	if [ -d /proc/sys/net/ipv6/conf/"$ROOT_B" ]; then
-		sysctl -qw net.ipv6.conf."$ROOT_B".disable_ipv6=1 >/dev/null
-		ip netns exec "$NS_B" sysctl -qw net.ipv6.conf."$NSIF_B".disable_ipv6=1 >/dev/null
-	fi
-	ip -n "$NS_B" link set lo up &&
-		ip -n "$NS_B" addr add "$NS_B_ADDR" dev "$NSIF_B" &&
-		ip -n "$NS_B" link set "$NSIF_B" up &&
-		ip link set "$ROOT_B" up ||
-		xrlt_fail "cannot configure the veth pair $ROOT_B/$NSIF_B"
-	local i
-	for i in $(seq 50); do
-		[ "$(cat /sys/class/net/"$ROOT_B"/operstate 2>/dev/null)" = up ] && return 0
-		sleep 0.1
-	done
-	xrlt_fail "$ROOT_B did not come up"
+	xrlt_make_pair "$NS_B" "$ROOT_B" "$NSIF_B" "$NS_B_ADDR"
 }
 cleanup_pair_b() {
 	if [ "$CREATED_LINK_B" = 1 ] && ip link show dev "$ROOT_B" >/dev/null 2>&1; then

@@ -395,23 +395,6 @@ static void fill_one(__u64 *srcs, __u32 n, __u32 addr_net)
 }
 
 /* Memory the kernel charges for a map (memlock in its fdinfo), or 0. */
-static unsigned long long map_memlock(int fd)
-{
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 struct walker {
 	struct xrl_clock_bpf *skel;
 	__u64 *srcs;        /* mmap of xrl_bench_srcs: address in the low 32 bits */
@@ -503,7 +486,7 @@ static void stage(struct walker *w, int prog_fd, const struct xrl_maps *maps, bo
 		die("%s: %ld live buckets, wanted %u", many->id, live, n);
 	if (live_out)
 		*live_out = live;
-	bucket_map_bytes = map_memlock(maps->buckets_v4);
+	bucket_map_bytes = xrl_map_memlock(maps->buckets_v4);
 }
 
 static double med(int i)

@@ -71,23 +71,6 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
-static unsigned long long memlock(int fd)
-{
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
 /* Wall time of a shell command, median of runs; its output goes to out. */
 static double time_cmd(const char *cmd, int runs, const char *out)
 {
@@ -201,15 +184,15 @@ int main(int argc, char **argv)
 	printf("  xrl top (sketch, not the table)              %10.1f ms\n", t_top * 1e3);
 	printf("  kernel memory of the bucket tables (memlock, preallocated at attach):\n");
 	printf("    IPv4 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
-	       memlock(m.buckets_v4) / 1048576.0, xrl_map_max_entries(m.buckets_v4),
-	       (double)memlock(m.buckets_v4) / xrl_map_max_entries(m.buckets_v4));
+	       xrl_map_memlock(m.buckets_v4) / 1048576.0, xrl_map_max_entries(m.buckets_v4),
+	       (double)xrl_map_memlock(m.buckets_v4) / xrl_map_max_entries(m.buckets_v4));
 	printf("    IPv6 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
-	       memlock(m.buckets_v6) / 1048576.0, xrl_map_max_entries(m.buckets_v6),
-	       (double)memlock(m.buckets_v6) / xrl_map_max_entries(m.buckets_v6));
+	       xrl_map_memlock(m.buckets_v6) / 1048576.0, xrl_map_max_entries(m.buckets_v6),
+	       (double)xrl_map_memlock(m.buckets_v6) / xrl_map_max_entries(m.buckets_v6));
 	printf("    per-CPU drop sketch %.1f MiB, rule tables and counters %.1f MiB\n",
-	       memlock(m.drop_sketch) / 1048576.0,
-	       (memlock(m.rules_v4) + memlock(m.rules_v6) + memlock(m.rule_stats) +
-		memlock(m.rule_defs)) / 1048576.0);
+	       xrl_map_memlock(m.drop_sketch) / 1048576.0,
+	       (xrl_map_memlock(m.rules_v4) + xrl_map_memlock(m.rules_v6) + xrl_map_memlock(m.rule_stats) +
+		xrl_map_memlock(m.rule_defs)) / 1048576.0);
 	xrl_maps_close(&m);
 	free(keys);
 	free(vals);

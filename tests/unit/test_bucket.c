@@ -44,6 +44,16 @@ typedef unsigned long long ull;
 /* ------------------------------------------------------------------ */
 /* simulator                                                           */
 
+/* The test oracle: tokens available at now_u, floor((span - (base - now)) / interval). */
+static __u64 xrl_gcra_tokens(__u64 base, __u64 now_u, __u64 interval, __u64 span)
+{
+	__u64 ahead = base - now_u;   /* base >= now_u by xrl_gcra_base */
+
+	if (interval == 0 || ahead >= span)
+		return 0;
+	return (span - ahead) / interval;
+}
+
 struct sim {
 	__u64 tokens, period_ns, burst;
 	struct xrl_gcra g;
@@ -737,7 +747,7 @@ static void test_coarse_clock(void **state)
 	__u64 t, got = 0, want = 0, pol = 0, sent = 0;
 
 	(void)state;
-	/* the compiler's choice: 1000/s burst 100 holds 100 ms (coarse); burst 7 holds 7 ms (exact) */
+	/* the compiler's choice: 1000/s burst 100 holds 100 ms (jiffy clock); burst 1 holds 1 ms (exact) */
 	d.family = 4;
 	d.plen = 24;
 	d.per_len = 32;
@@ -745,9 +755,15 @@ static void test_coarse_clock(void **state)
 	d.rate_period = 1;
 	d.burst = 100;
 	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
-	assert_true(r.coarse == (r.pkt.full_ns >= 2 * xrl_coarse_tick_ns()));
 	if (xrl_coarse_tick_ns() <= 10000000)
 		assert_int_equal(r.coarse, 1);
+	/* the boundary: a burst of exactly three ticks of refill reads jiffies, one less does not */
+	d.burst = (__u32)(3 * xrl_coarse_tick_ns() / 1000000);   /* packets at 1000/s */
+	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.coarse, 1);
+	d.burst--;
+	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.coarse, 0);
 	d.burst = 1;
 	assert_int_equal(xrl_rule_compile(&d, 0, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.coarse, 0);
