@@ -16,15 +16,21 @@ USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
 LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
-XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c
+# the daemon's fleet sync through Redis, also linked by the Redis tests
+FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c
+FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
+LIBS_FLEET := -lhiredis -lpthread -lm
+XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
+	     user/xrl_daemon.c
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus
+REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
 .PHONY: all deps test unit-test prog-test e2e-test demo bench install clean
-all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(UNIT_TESTS) $(PROG_TESTS)
+all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
 	mkdir -p $@
@@ -42,8 +48,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL)
+$(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_FLEET)
 
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BPF_HDRS)
@@ -56,6 +62,9 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka -lpthread $(LIBS_BPF) -ljansson
 $(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lpthread $(LIBS_BPF) -ljansson
+
+$(BUILD)/test_redis: tests/redis/test_redis.c $(FLEET_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $< $(FLEET_OBJS) $(LIB_OBJS) -o $@ -lcmocka $(LIBS_FLEET) $(LIBS_BPF) -ljansson
 
 $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_BPF) -ljansson

@@ -88,6 +88,28 @@ struct {
 	__type(value, struct xrl_iface);
 } xrl_ifaces SEC(".maps");
 
+/* Fleet-wide rules: see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_fleet_rule);
+} xrl_fleet_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_FLEET_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_fleet_used);
+} xrl_fleet_used SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XRL_FLEET_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_fleet_floor);
+} xrl_fleet_floor SEC(".maps");
+
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
 struct {
@@ -192,14 +214,17 @@ static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl
 /*
  * Would cost tokens be available in the GCRA word holding tat? Read-only;
  * *next is the word's value after taking them. A fresh bucket (its rule
- * changed) counts as full.
+ * changed) counts as full. For a global rule, floor_ns is the fleet's TAT
+ * (0: none): tokens other hosts spent are spent here too.
  */
 static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 last_ns,
-				    __u64 now_ns, __u64 cost, int fresh, __u64 *next)
+				    __u64 now_ns, __u64 cost, int fresh, __u64 floor_ns,
+				    __u64 *next)
 {
 	__u64 now_u = xrl_to_units(now_ns, g->shift);
 	__u64 base = fresh ? now_u : xrl_gcra_base(tat, last_ns, now_ns, now_u, g->full_ns);
 
+	base = xrl_gcra_floor(base, now_ns, floor_ns, g->shift);
 	return xrl_gcra_admit(base, now_u, g->interval, g->span, cost, next);
 }
 
@@ -208,14 +233,14 @@ static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 l
  * was only read); -1: lost the compare-and-swap race XRL_CAS_TRIES times.
  */
 static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64 last_ns,
-				    __u64 now_ns, __u64 cost, int fresh)
+				    __u64 now_ns, __u64 cost, int fresh, __u64 floor_ns)
 {
 	__u64 old, next;
 	int i;
 
 	for (i = 0; i < XRL_CAS_TRIES; i++) {
 		old = *(volatile __u64 *)tatp;
-		if (!xrl_peek(old, g, last_ns, now_ns, cost, fresh, &next))
+		if (!xrl_peek(old, g, last_ns, now_ns, cost, fresh, floor_ns, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(tatp, old, next) == old)
 			return 1;
@@ -240,12 +265,14 @@ static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_c
 
 /* A source seen for the first time: its bucket starts full. */
 static __always_inline int xrl_new_bucket(const struct xrl_rule *r, void *map, const void *key,
-					  __u64 now_ns, __u64 len, struct xrl_global_stats *gs)
+					  __u64 now_ns, __u64 len, __u64 floor_ns,
+					  struct xrl_global_stats *gs)
 {
 	struct xrl_bucket nb = { .last_ns = now_ns, .version = r->version };
 
 	__u64 now_u = xrl_to_units(now_ns, r->pkt.shift);
-	int pass = xrl_gcra_admit(now_u, now_u, r->pkt.interval, r->pkt.span, 1, &nb.tat);
+	__u64 base = xrl_gcra_floor(now_u, now_ns, floor_ns, r->pkt.shift);
+	int pass = xrl_gcra_admit(base, now_u, r->pkt.interval, r->pkt.span, 1, &nb.tat);
 
 	if (!pass)
 		nb.tat = now_u;
@@ -315,8 +342,8 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
  * chosen at run time becomes an indirect call (13 ns more, measured).
  */
 static __always_inline int xrl_limit_in(void *map, const void *key, const struct xrl_rule *r,
-					__u64 len, __u64 now_ns, struct xrl_config *cfg,
-					struct xrl_global_stats *gs)
+					__u64 len, __u64 now_ns, __u64 floor_ns,
+					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	struct xrl_bucket *b;
 	__u64 last_ns, next;
@@ -325,7 +352,7 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 	b = bpf_map_lookup_elem(map, key);
 	if (!b) {
 		now_ns = xrl_start_ns(r, cfg, now_ns);
-		got = xrl_new_bucket(r, map, key, now_ns, len, gs);
+		got = xrl_new_bucket(r, map, key, now_ns, len, floor_ns, gs);
 		if (got >= 0)
 			return got;
 		b = bpf_map_lookup_elem(map, key);
@@ -343,17 +370,17 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
 	if ((r->flags & XRL_F_BYTES) &&
-	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, &next))
+	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, 0, &next))
 		return 0;
 
-	got = xrl_take(&b->tat, &r->pkt, last_ns, now_ns, 1, fresh);
+	got = xrl_take(&b->tat, &r->pkt, last_ns, now_ns, 1, fresh, floor_ns);
 	if (got <= 0) {
 		if (got < 0)
 			gs->cas_contended++;
 		return 0;
 	}
 	if (r->flags & XRL_F_BYTES) {
-		got = xrl_take(&b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh);
+		got = xrl_take(&b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, 0);
 		if (got <= 0) {
 			/* lost the bytes to another CPU meanwhile: give the packet token back */
 			__sync_fetch_and_add(&b->tat, -r->pkt.interval);
@@ -369,25 +396,88 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 	return 1;
 }
 
+/*
+ * A global rule's fleet state for this source: -1 when the daemon closed
+ * the rule (Redis down, --on-redis-failure closed), else 0 with the fleet's
+ * TAT in *floor_ns (0: none, or the daemon opened the rule).
+ */
+static __always_inline int xrl_fleet_floor_of(const struct xrl_rule *r,
+					      const struct xrl_bucket_key *key, __u64 now_ns,
+					      __u64 *floor_ns)
+{
+	struct xrl_fleet_rule *fr = bpf_map_lookup_elem(&xrl_fleet_rules, &r->id);
+	struct xrl_fleet_floor *f;
+
+	*floor_ns = 0;
+	if (fr && now_ns < fr->until_ns) {
+		if (fr->mode == XRL_FLEET_CLOSED)
+			return -1;
+		if (fr->mode == XRL_FLEET_OPEN)
+			return 0;
+	}
+	f = bpf_map_lookup_elem(&xrl_fleet_floor, key);
+	if (f && f->until_ns > now_ns)
+		*floor_ns = f->until_ns;
+	return 0;
+}
+
+/* Count an admission (or a sampled drop) of a global rule for the daemon. */
+static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __u64 now_ns,
+					    int passed)
+{
+	struct xrl_fleet_used nu = { .born_ns = now_ns };
+	struct xrl_fleet_used *u = bpf_map_lookup_elem(&xrl_fleet_used, key);
+
+	if (!u) {
+		if (passed)
+			nu.passed = 1;
+		else
+			nu.dropped = XRL_FLEET_DROP_SAMPLE;
+		if (bpf_map_update_elem(&xrl_fleet_used, key, &nu, BPF_NOEXIST) == 0)
+			return;
+		u = bpf_map_lookup_elem(&xrl_fleet_used, key);   /* another CPU created it */
+		if (!u)
+			return;
+	}
+	if (passed)
+		__sync_fetch_and_add(&u->passed, 1);
+	else
+		__sync_fetch_and_add(&u->dropped, XRL_FLEET_DROP_SAMPLE);
+}
+
 /* The limit decision for one packet: 1 pass, 0 drop. */
 static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_pkt *p,
 				     __u64 len, __u64 now_ns, struct xrl_config *cfg,
 				     struct xrl_global_stats *gs)
 {
+	struct xrl_bucket_key key;
+	__u64 floor_ns = 0;
+	int pass;
+
+	if (r->flags & XRL_F_GLOBAL) {
+		xrl_make_key(r, p, &key);
+		if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
+			return 0;
+	}
 	if (p->family == 4) {
 		struct xrl_bucket_key_v4 k4 = {
 			.rule_id = r->id,
 			.addr = xrl_mask_v4(p->saddr[0], r->per_len),
 		};
 
-		return xrl_limit_in(&xrl_buckets_v4, &k4, r, len, now_ns, cfg, gs);
+		pass = xrl_limit_in(&xrl_buckets_v4, &k4, r, len, now_ns, floor_ns, cfg, gs);
 	} else {
 		struct xrl_bucket_key_v6 k6 = { .rule_id = r->id };
 
 		__builtin_memcpy(k6.addr, p->saddr, 16);
 		xrl_mask_v6(k6.addr, r->per_len);
-		return xrl_limit_in(&xrl_buckets_v6, &k6, r, len, now_ns, cfg, gs);
+		pass = xrl_limit_in(&xrl_buckets_v6, &k6, r, len, now_ns, floor_ns, cfg, gs);
 	}
+	/* drops are demand too: sampled, with the CPU's drop count as the clock */
+	if ((r->flags & XRL_F_GLOBAL) &&
+	    (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0))
+		xrl_fleet_count(&key, now_ns, pass);
+	return pass;
 }
 
 SEC("xdp")

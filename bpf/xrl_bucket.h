@@ -81,6 +81,22 @@ static __always_inline int xrl_gcra_admit(__u64 base, __u64 now_u, __u64 interva
 	return 1;
 }
 
+/*
+ * The TAT base of a global rule: no earlier than the fleet's TAT (floor_ns,
+ * CLOCK_MONOTONIC, 0 for none), so tokens spent on other hosts count here.
+ * Compared in ns first, where nothing wraps; a floor in the past is moot.
+ */
+static __always_inline __u64 xrl_gcra_floor(__u64 base, __u64 now_ns, __u64 floor_ns,
+					    __s32 shift)
+{
+	__u64 floor_u;
+
+	if (floor_ns <= now_ns)
+		return base;
+	floor_u = xrl_to_units(floor_ns, shift);
+	return xrl_after(floor_u, base) ? floor_u : base;
+}
+
 static __always_inline __u32 xrl_bswap32(__u32 x)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

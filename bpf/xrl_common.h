@@ -32,6 +32,7 @@ enum xrl_action {
 #define XRL_F_DPORT  0x02   /* destination port must equal the rule's */
 #define XRL_F_SYN    0x04   /* TCP SYN without ACK only */
 #define XRL_F_BYTES  0x08   /* the rule also has a byte bucket */
+#define XRL_F_GLOBAL 0x10   /* the budget is shared by the fleet through xrl daemon */
 
 /* Malformed-packet policy, fixed at load time. */
 enum xrl_malformed_policy {
@@ -228,5 +229,55 @@ struct xrl_iface {
 };
 
 #define XRL_MAX_IFACES 64
+
+/*
+ * Fleet-wide (--global) rules. The data path never talks to Redis: it counts
+ * what it admits per (rule, source) in xrl_fleet_used, and the daemon turns
+ * the fleet's usage into a floor under the source's TAT in xrl_fleet_floor.
+ * Each map has one writer (data path or daemon), so neither can lose the
+ * other's update. Everything the daemon writes carries an expiry time, so
+ * a daemon that dies leaves plain local limits behind within a few rounds.
+ */
+#define XRL_FLEET_SOURCES 131072   /* global (rule, source) pairs tracked per host */
+
+enum xrl_fleet_mode {
+	XRL_FLEET_FLOOR  = 0,   /* use the floors (Redis up, or the daemon's local share) */
+	XRL_FLEET_OPEN   = 1,   /* ignore floors: the rule limits at its local rate only */
+	XRL_FLEET_CLOSED = 2,   /* drop everything the rule matches */
+};
+
+/* xrl_fleet_rules[rule id], written by the daemon. */
+struct xrl_fleet_rule {
+	__u32 mode;        /* enum xrl_fleet_mode */
+	__u32 hosts;       /* hosts running the rule when Redis last answered (daemon only) */
+	__u64 until_ns;    /* CLOCK_MONOTONIC; past it the mode is FLOOR again */
+	__u32 share_ppm;   /* this host's last known share of the budget, parts per million */
+	__u32 _pad;
+};
+
+/*
+ * Demand and admissions of one global (rule, source) on this host: written
+ * by the data path only. Drops are sampled (one in XRL_FLEET_DROP_SAMPLE
+ * of the CPU's drops adds that many), so a flood costs an atomic add on a
+ * shared line once in 8 drops; the demand only sets shares, it need not
+ * be exact.
+ */
+#define XRL_FLEET_DROP_SAMPLE 8
+struct xrl_fleet_used {
+	__u64 passed;      /* packets admitted, added atomically */
+	__u64 born_ns;     /* creation time: tells the daemon a re-created entry */
+	__u64 dropped;     /* packets refused, sampled */
+};
+
+/* The fleet's view of one global (rule, source): written by the daemon only. */
+struct xrl_fleet_floor {
+	__u64 until_ns;    /* CLOCK_MONOTONIC time the local TAT may not be below */
+	__u64 pushed;      /* xrl_fleet_used.passed already reported: a restarted daemon resumes here */
+	__u64 born_ns;     /* the xrl_fleet_used.born_ns that pushed refers to */
+	__u64 dropped;     /* xrl_fleet_used.dropped already counted as demand */
+	__u64 share_ns;    /* this host's own TAT at its share of the rate (daemon's GCRA) */
+	__u32 share_ppm;   /* this host's share of the source's demand, when Redis last said */
+	__u32 _pad;
+};
 
 #endif /* XRL_COMMON_H */

@@ -25,6 +25,7 @@ static const char usage_text[] =
 	"  status\n"
 	"  rule add PREFIX --rate RATE [--burst N] [--bytes RATE [--bytes-burst SIZE]]\n"
 	"                  [--per LEN] [--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]\n"
+	"                  [--global]\n"
 	"  rule add PREFIX --allow | --deny [--proto P] [--dport PORT] [--syn]\n"
 	"  rule del PREFIX [--proto P] [--dport PORT] [--syn]\n"
 	"  rule list\n"
@@ -32,6 +33,8 @@ static const char usage_text[] =
 	"  rule save\n"
 	"  stats\n"
 	"  top [-n N]\n"
+	"  daemon [--redis URL] [--host-id ID] [--sync-interval MS]\n"
+	"         [--on-redis-failure local|open|closed] [--rules FILE] [--log-format text|json]\n"
 	"See xrl(8).\n";
 
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
@@ -208,7 +211,7 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int valid_instance(const char *s)
+int xrl_valid_instance(const char *s)
 {
 	size_t i, n = strlen(s);
 
@@ -260,7 +263,7 @@ int main(int argc, char **argv)
 					 argv[optind - 1]);
 		}
 	}
-	if (!valid_instance(ctx.instance))
+	if (!xrl_valid_instance(ctx.instance))
 		return xrl_error(&ctx, XRL_EXIT_USAGE,
 				 "invalid instance name '%s': use 1 to 64 letters, digits, '-' or '_'",
 				 ctx.instance);
@@ -293,10 +296,12 @@ int main(int argc, char **argv)
 		return xrl_cmd_stats(&ctx, argc, argv);
 	if (!strcmp(cmd, "top"))
 		return xrl_cmd_top(&ctx, argc, argv);
+	if (!strcmp(cmd, "daemon"))
+		return xrl_cmd_daemon(&ctx, argc, argv);
 	if (!strcmp(cmd, "help")) {
 		fputs(usage_text, stdout);
 		return 0;
 	}
 	return xrl_error(&ctx, XRL_EXIT_USAGE,
-			 "unknown command '%s': expected attach, detach, status, rule, stats or top", cmd);
+			 "unknown command '%s': expected attach, detach, status, rule, stats, top or daemon", cmd);
 }

@@ -63,5 +63,8 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
+int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);
+/* 1 to 64 letters, digits, '-' or '_'. */
+int xrl_valid_instance(const char *s);
 
 #endif /* XRL_CLI_H */

@@ -53,6 +53,8 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 		json_object_set_new(o, "dport", json_integer(d->dport));
 	if (d->flags & XRL_F_SYN)
 		json_object_set_new(o, "syn", json_true());
+	if (d->flags & XRL_F_GLOBAL)
+		json_object_set_new(o, "global", json_true());
 	if (d->action == XRL_ACT_LIMIT) {
 		xrl_fmt_rate(d, rate, sizeof(rate));
 		json_object_set_new(o, "rate", json_string(rate));
@@ -218,50 +220,16 @@ static int rule_save(struct xrl_ctx *ctx)
 
 static int rule_load(struct xrl_ctx *ctx, const char *file)
 {
-	static struct xrl_rule_def defs[XRL_MAX_RULES], extra;
-	char line[1100], err[XRL_ERRLEN];
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	char err[XRL_ERRLEN];
 	struct xrl_maps m;
-	int n = 0, lineno = 0, r, i, rc, ncur;
-	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	int n, rc, ncur;
 
-	if (!f)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read %s: %s", file, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			if (f != stdin)
-				fclose(f);
-			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: line too long; nothing was changed",
-					 file, lineno);
-		}
-		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, err, sizeof(err));
-		if (r > 0 && n == XRL_MAX_RULES) {
-			if (f != stdin)
-				fclose(f);
-			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: more than %d rules; nothing was changed",
-					 file, lineno, XRL_MAX_RULES);
-		}
-		if (r < 0) {
-			if (f != stdin)
-				fclose(f);
-			return xrl_error(ctx, XRL_EXIT_USAGE, "%s:%d: %s; nothing was changed", file,
-					 lineno, err);
-		}
-		for (i = 0; r && i < n; i++)
-			if (xrl_rule_same_match(&defs[i], &defs[n])) {
-				char t[192];
-
-				if (f != stdin)
-					fclose(f);
-				xrl_rule_format_match(&defs[n], t, sizeof(t));
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "%s:%d: rule %s appears twice; nothing was changed",
-						 file, lineno, t);
-			}
-		n += r;
-	}
-	if (f != stdin)
-		fclose(f);
+	rc = xrl_rules_read_file(file, defs, &n, err, sizeof(err));
+	if (rc == -EINVAL)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s; nothing was changed", err);
+	if (rc)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
 	if ((rc = begin(ctx, &m, &ncur, true)))
 		return rc;
 	rc = apply(ctx, &m, defs, n);

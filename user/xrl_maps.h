@@ -24,6 +24,9 @@ struct xrl_maps {
 	int rule_defs;
 	int ifaces;
 	int drop_sketch;
+	int fleet_rules;
+	int fleet_used;
+	int fleet_floor;
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */

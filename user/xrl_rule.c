@@ -210,7 +210,7 @@ const char *xrl_proto_name(__u8 proto)
 
 enum {
 	OPT_RATE = 256, OPT_BURST, OPT_BYTES, OPT_BYTES_BURST, OPT_PER, OPT_PROTO,
-	OPT_DPORT, OPT_SYN, OPT_ALLOW, OPT_DENY,
+	OPT_DPORT, OPT_SYN, OPT_ALLOW, OPT_DENY, OPT_GLOBAL,
 };
 
 /* Is word an option whose value is the next word? */
@@ -241,6 +241,7 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		{ "syn", no_argument, 0, OPT_SYN },
 		{ "allow", no_argument, 0, OPT_ALLOW },
 		{ "deny", no_argument, 0, OPT_DENY },
+		{ "global", no_argument, 0, OPT_GLOBAL },
 		{ 0, 0, 0, 0 },
 	};
 	bool have_rate = false, have_burst = false, have_bytes = false, have_bb = false;
@@ -305,6 +306,9 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		case OPT_SYN:
 			d.flags |= XRL_F_SYN;
 			break;
+		case OPT_GLOBAL:
+			d.flags |= XRL_F_GLOBAL;
+			break;
 		case OPT_ALLOW:
 		case OPT_DENY:
 			if (d.action == (c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY))
@@ -314,11 +318,12 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 			d.action = c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY;
 			break;
 		default:
-			if (optopt == OPT_SYN || optopt == OPT_ALLOW || optopt == OPT_DENY)
+			if (optopt == OPT_SYN || optopt == OPT_ALLOW || optopt == OPT_DENY ||
+			    optopt == OPT_GLOBAL)
 				return xrl_fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
 			if (optopt >= OPT_RATE)
 				return xrl_fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return xrl_fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --allow or --deny",
+			return xrl_fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny",
 				    argv[optind - 1]);
 		}
 	}
@@ -346,7 +351,8 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	if (mode == XRL_RULE_MATCH) {
 		const char *extra = have_rate ? "--rate" : have_burst ? "--burst" :
 				    have_bytes ? "--bytes" : have_bb ? "--bytes-burst" :
-				    have_per ? "--per" : d.action == XRL_ACT_ALLOW ? "--allow" :
+				    have_per ? "--per" : (d.flags & XRL_F_GLOBAL) ? "--global" :
+				    d.action == XRL_ACT_ALLOW ? "--allow" :
 				    d.action == XRL_ACT_DENY ? "--deny" : NULL;
 
 		if (extra)
@@ -357,8 +363,9 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	}
 
 	if (d.action != XRL_ACT_LIMIT) {
-		if (have_rate || have_burst || have_bytes || have_bb || have_per)
-			return xrl_fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst or --per",
+		if (have_rate || have_burst || have_bytes || have_bb || have_per ||
+		    (d.flags & XRL_F_GLOBAL))
+			return xrl_fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst, --per or --global",
 				    d.action == XRL_ACT_ALLOW ? "allow" : "deny");
 		d.per_len = d.family == 4 ? 32 : 128;   /* top names each denied source */
 		*def = d;
@@ -373,6 +380,8 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 	}
 	if (have_bb && !have_bytes)
 		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
+	if (have_bytes && (d.flags & XRL_F_GLOBAL))
+		return xrl_fail(err, errlen, "--global shares a packet budget; a byte budget cannot be shared: drop --bytes or --global");
 	if (have_bytes) {
 		d.flags |= XRL_F_BYTES;
 		if (!have_bb)
@@ -476,7 +485,9 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
 			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
 	if (n < len)
-		snprintf(buf + n, len - n, " --per %u", d->per_len);
+		n += snprintf(buf + n, len - n, " --per %u", d->per_len);
+	if ((d->flags & XRL_F_GLOBAL) && n < len)
+		snprintf(buf + n, len - n, " --global");
 }
 
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
@@ -652,4 +663,52 @@ int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n
 	*out = res;
 	*nout = np;
 	return 0;
+}
+
+int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
+			size_t errlen)
+{
+	struct xrl_rule_def extra;
+	char line[1100], why[XRL_ERRLEN];
+	int n = 0, lineno = 0, r, i, rc = 0;
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+
+	if (!f) {
+		int e = errno;
+
+		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
+		return -e;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = xrl_fail(err, errlen, "%s:%d: line too long", file, lineno);
+			break;
+		}
+		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, why, sizeof(why));
+		if (r > 0 && n == XRL_MAX_RULES) {
+			rc = xrl_fail(err, errlen, "%s:%d: more than %d rules", file, lineno,
+				      XRL_MAX_RULES);
+			break;
+		}
+		if (r < 0) {
+			rc = xrl_fail(err, errlen, "%s:%d: %s", file, lineno, why);
+			break;
+		}
+		for (i = 0; r && i < n && !rc; i++)
+			if (xrl_rule_same_match(&defs[i], &defs[n])) {
+				char t[192];
+
+				xrl_rule_format_match(&defs[n], t, sizeof(t));
+				rc = xrl_fail(err, errlen, "%s:%d: rule %s appears twice", file,
+					      lineno, t);
+			}
+		if (rc)
+			break;
+		n += r;
+	}
+	if (f != stdin)
+		fclose(f);
+	*count = n;
+	return rc ? -EINVAL : 0;
 }

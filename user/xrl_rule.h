@@ -40,6 +40,13 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 /* Parse one rule-file line. Returns 1 for a rule, 0 for blank/comment, -1 for an error. */
 int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, size_t errlen);
 /* The rule in rule-file words; parsing the text gives the same rule back. */
+/*
+ * Read a rules file (one rule per line, as `rule save` writes them; "-" is
+ * stdin) into defs (XRL_MAX_RULES). -EINVAL with "FILE:LINE: why" in err
+ * when the file is refused, another -errno when it cannot be read.
+ */
+int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
+			size_t errlen);
 void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
 /* The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"). */
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);

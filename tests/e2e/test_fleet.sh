@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# Fleet-wide (--global) rules end to end: a real redis-server on a loopback
+# port, three "hosts" (xrl instances, each on its own veth pair with its own
+# namespace sending to it, each with its own `xrl daemon`), trafgen floods.
+#
+#  1. one source flooding 2 and then 3 hosts at >= 10x the global limit for
+#     10 s: the fleet passes rate x 10 s + burst, within -15 % / +10 %;
+#  2. the literature's case: 30 packets, alternating hosts, one a second:
+#     per-host 10/minute lets 20 through, --global 10/minute at most 10;
+#  3. uneven traffic (90 % / 10 %): the bound holds, the busy host gets most;
+#  4. Redis killed and restarted, stopped (SIGSTOP) and continued, under
+#     each --on-redis-failure policy: what passes, and the daemons live on;
+#  5. a daemon killed mid-flood: the data path keeps limiting, and the
+#     restarted daemon resumes without reporting anything twice;
+#  6. SIGHUP reloads the rules file; a bad file is refused, old rules stay.
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+XRL=${XRL:-$XRLT_REPO/build/xrl}
+case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
+
+RATE=100            # packets per second of the flood rule, fleet-wide
+BURST=20
+FLOOD_GAP=500us     # trafgen -t: ~1500-1800 packets/s per host, >= 15x RATE
+INTERVAL=100        # --sync-interval, ms
+NHOSTS=3
+PORT=$((20000 + $$ % 20000))
+
+PASSES=0
+ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
+bad() { XRLT_FAILS+=("$*"); printf '  FAIL  %s\n' "$*"; }
+check() { # DESC AWK-CONDITION
+	if xrlt_true "$2"; then ok "$1"; else bad "$1 ($2)"; fi
+}
+section() { printf '\n== %s\n' "$*"; }
+exec 3>&1
+xrlt_result() {
+	[ "$XRLT_RESULT_PRINTED" = 1 ] && return
+	XRLT_RESULT_PRINTED=1
+	echo "$PASSES passed, ${#XRLT_FAILS[@]} failed" >&3
+}
+
+xrlt_require_root
+xrlt_require_cmd trafgen redis-server redis-cli jq
+xrlt_require_bpf
+xrlt_init
+
+# ------------------------------------------------------------------ redis
+REDIS_PID=
+redis_start() {
+	(cd "$XRLT_TMP" && exec redis-server --port "$PORT" --bind 127.0.0.1 --save '' \
+		--appendonly no --dir "$XRLT_TMP") >>"$XRLT_TMP/redis.log" 2>&1 &
+	REDIS_PID=$!
+	xrlt_track "$REDIS_PID"
+	local i
+	for i in $(seq 50); do
+		redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	xrlt_fail "redis-server did not answer on 127.0.0.1:$PORT (see $XRLT_TMP/redis.log)"
+}
+
+# ------------------------------------------------------------------ hosts
+ns_of() { echo "${XRLT_NAME}h$1"; }
+rif_of() { echo "${XRLT_NAME}h${1}r"; }
+nif_of() { echo "${XRLT_NAME}h${1}n"; }
+inst_of() { echo "fleet$$h$1"; }
+DAEMON_PID=()
+
+host_create() {
+	local i=$1
+	xrlt_on_cleanup "ip netns del $(ns_of "$i") 2>/dev/null; ip link del $(rif_of "$i") 2>/dev/null; true"
+	xrlt_on_cleanup "$XRL --instance $(inst_of "$i") detach $(rif_of "$i") >/dev/null 2>&1; true"
+	xrlt_make_pair "$(ns_of "$i")" "$(rif_of "$i")" "$(nif_of "$i")" "198.18.0.1/24"
+	"$XRL" --instance "$(inst_of "$i")" attach "$(rif_of "$i")" --mode native >/dev/null ||
+		xrlt_fail "cannot attach xrl to $(rif_of "$i")"
+}
+
+# daemon_start HOST [DAEMON OPTIONS...]
+daemon_start() {
+	local i=$1
+	shift
+	"$XRL" --instance "$(inst_of "$i")" daemon --redis "redis://127.0.0.1:$PORT" \
+		--host-id "h$i" --sync-interval "$INTERVAL" --rules "$XRLT_TMP/rules" "$@" \
+		>>"$XRLT_TMP/daemon$i.log" 2>&1 &
+	DAEMON_PID[$i]=$!
+	xrlt_track $!
+}
+daemon_stop() {
+	xrlt_stop_pid "${DAEMON_PID[$1]}"
+}
+
+# passed HOST PREFIX: packets the host's rule PREFIX admitted so far
+passed() {
+	"$XRL" --instance "$(inst_of "$1")" --json stats |
+		jq -r --arg p "$2" '.rules[] | select(.prefix == $p) | .passed'
+}
+# passed_sum PREFIX HOSTS...
+passed_sum() {
+	local p=$1 t=0 i
+	shift
+	for i in "$@"; do t=$((t + $(passed "$i" "$p"))); done
+	echo "$t"
+}
+
+# trafgen config: one UDP frame from SRC to an address nobody has
+cfg() { # FILE SRC...
+	local f=$1 s
+	shift
+	: >"$f"
+	for s in "$@"; do
+		cat >>"$f" <<EOF
+{
+  eth(da=$XRLT_DST_MAC, type=0x0800),
+  ipv4(saddr=$s, daddr=$XRLT_DST_IP, ttl=64, df),
+  udp(sport=40000, dport=9),
+  fill(0x78, 18)
+}
+EOF
+	done
+}
+
+# flood_bg HOST CFG GAP SECONDS LOG: paced trafgen in the host's namespace
+flood_bg() {
+	(
+		cd "$XRLT_TMP" || exit 1
+		exec ip netns exec "$(ns_of "$1")" timeout -s INT -k 3 "$4" \
+			trafgen --no-sock-mem --notouch-irq --dev "$(nif_of "$1")" --conf "$2" \
+			--num 10000000 --gap "$3" --cpus 1
+	) >"$5" 2>&1 &
+	xrlt_track $!
+}
+
+# send_once HOST CFG: the config's frames, once each
+send_once() {
+	(cd "$XRLT_TMP" && ip netns exec "$(ns_of "$1")" timeout 5 trafgen --no-sock-mem \
+		--notouch-irq --dev "$(nif_of "$1")" --conf "$2" --num "$3" --cpus 1) >/dev/null 2>&1
+}
+
+now_s() { date +%s.%N; }
+sleep_until() { # T0 OFFSET
+	local d
+	d=$(xrlt_calc "$1 + $2 - $(now_s)")
+	xrlt_true "$d > 0" && sleep "$d"
+	return 0
+}
+
+# ------------------------------------------------------------------ setup
+section "setup: redis on 127.0.0.1:$PORT, $NHOSTS hosts, one daemon each"
+cat >"$XRLT_TMP/rules" <<EOF
+# flood scenarios: one source at a time from 198.18.1.0/24, 198.18.2.0/24
+198.18.0.0/16 --rate $RATE/s --burst $BURST --global
+# the literature's case: 10 per minute, per host and fleet-wide
+198.18.200.10/32 --rate 10/m --burst 6
+198.18.200.20/32 --rate 10/m --burst 6 --global
+EOF
+redis_start
+for i in $(seq "$NHOSTS"); do
+	host_create "$i"
+	daemon_start "$i"
+done
+sleep 0.5
+for i in $(seq "$NHOSTS"); do
+	n=$("$XRL" --instance "$(inst_of "$i")" --json rule list | jq '[.[] | select(.global)] | length')
+	check "host $i: the daemon loaded the rules file (2 global rules)" "$n == 2"
+	grep -q "connected" "$XRLT_TMP/daemon$i.log" && ok "host $i: daemon connected to redis" ||
+		bad "host $i: daemon did not connect: $(cat "$XRLT_TMP/daemon$i.log")"
+done
+
+# ------------------------------------------------------------------ 2. literature (in the background)
+# xrl's buckets refill continuously; a fixed window of "10 per minute" is, over
+# a 30 s run of one packet every 2 s per host, the bucket --rate 10/m --burst 6:
+# 6 at once, then one every 6 s, 10 of each host's 15 packets.
+literature() {
+	local t0 k
+	cfg "$XRLT_TMP/lit.cfg" 198.18.200.10 198.18.200.20
+	t0=$(now_s)
+	for k in $(seq 0 29); do
+		sleep_until "$t0" "$k"
+		send_once $((1 + k % 2)) "$XRLT_TMP/lit.cfg" 2
+	done
+}
+literature >"$XRLT_TMP/lit.log" 2>&1 &
+LIT_PID=$!
+xrlt_track $LIT_PID
+
+# ------------------------------------------------------------------ 1. floods
+# flood_test NAME SRC GAP_HOST1 GAP_HOST2 ...: floods every listed host for 10 s
+FLOOD_SECS=10
+flood_test() {
+	local name=$1 src=$2 i n=0 before after total secs d exp sent
+	shift 2
+	local gaps=("$@") hosts=()
+	for i in "${!gaps[@]}"; do hosts+=($((i + 1))); done
+	cfg "$XRLT_TMP/$name.cfg" "$src"
+	before=()
+	for i in "${hosts[@]}"; do before[$i]=$(passed "$i" 198.18.0.0/16); done
+	for i in "${hosts[@]}"; do
+		flood_bg "$i" "$XRLT_TMP/$name.cfg" "${gaps[$((i - 1))]}" "$FLOOD_SECS" "$XRLT_TMP/$name.$i.log"
+	done
+	wait_floods "$name" "${hosts[@]}"
+	secs=0
+	total=0
+	FLOOD_PASSED=()
+	for i in "${hosts[@]}"; do
+		after=$(passed "$i" 198.18.0.0/16)
+		FLOOD_PASSED[$i]=$((after - before[i]))
+		total=$((total + FLOOD_PASSED[i]))
+		d=$(xrlt_trafgen_secs "$XRLT_TMP/$name.$i.log")
+		sent=$(xrlt_trafgen_sent "$XRLT_TMP/$name.$i.log")
+		FLOOD_SENT[$i]=$sent
+		FLOOD_SECS_OF[$i]=$d
+		xrlt_true "$d > $secs" && secs=$d
+		printf '        host %d: sent %s in %s s (%s/s), passed %d\n' "$i" "$sent" "$d" \
+			"$(xrlt_calc "$sent / $d" | cut -d. -f1)" "${FLOOD_PASSED[$i]}"
+	done
+	exp=$(xrlt_calc "$RATE * $secs + $BURST")
+	FLOOD_TOTAL=$total
+	FLOOD_ERR=$(xrlt_calc "($total - $exp) / $exp * 100")
+	printf '        fleet: passed %d, rate x %.2f s + burst = %.0f: %+.2f %%\n' "$total" "$secs" "$exp" "$FLOOD_ERR"
+}
+wait_floods() {
+	local name=$1 i
+	shift
+	sleep $((FLOOD_SECS + 1))
+	for i in "$@"; do
+		for _ in $(seq 40); do
+			grep -q "usec on CPU" "$XRLT_TMP/$name.$i.log" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+}
+
+section "1. one source floods 2 hosts, then 3, at >= 10x the global limit for ${FLOOD_SECS} s"
+flood_test two 198.18.1.2 "$FLOOD_GAP" "$FLOOD_GAP"
+for i in 1 2; do
+	check "2 hosts: host $i offered >= 10x the global rate" "${FLOOD_SENT[$i]} / ${FLOOD_SECS_OF[$i]} >= 10 * $RATE"
+done
+check "2 hosts: fleet total within -15 % / +10 % of rate x time + burst (${FLOOD_ERR} %)" "$FLOOD_ERR >= -15 && $FLOOD_ERR <= 10"
+flood_test three 198.18.1.3 "$FLOOD_GAP" "$FLOOD_GAP" "$FLOOD_GAP"
+for i in 1 2 3; do
+	check "3 hosts: host $i offered >= 10x the global rate" "${FLOOD_SENT[$i]} / ${FLOOD_SECS_OF[$i]} >= 10 * $RATE"
+done
+check "3 hosts: fleet total within -15 % / +10 % of rate x time + burst (${FLOOD_ERR} %)" "$FLOOD_ERR >= -15 && $FLOOD_ERR <= 10"
+
+section "3. uneven traffic: host 1 gets ~90 % of the source's packets, host 2 ~10 %"
+flood_test uneven 198.18.1.4 250us 2500us
+share1=$(xrlt_calc "${FLOOD_PASSED[1]} / ($FLOOD_TOTAL > 0 ? $FLOOD_TOTAL : 1) * 100")
+offered1=$(xrlt_calc "${FLOOD_SENT[1]} / (${FLOOD_SENT[1]} + ${FLOOD_SENT[2]}) * 100")
+printf '        host 1 offered %.1f %% of the packets and got %.1f %% of the budget\n' "$offered1" "$share1"
+check "uneven: fleet total within -15 % / +10 % (${FLOOD_ERR} %)" "$FLOOD_ERR >= -15 && $FLOOD_ERR <= 10"
+check "uneven: the busy host got most of the budget (${share1} %)" "$share1 >= 60"
+
+section "2. the literature's case: 30 packets alternating between two hosts, one a second"
+wait "$LIT_PID"
+lit_local=$(passed_sum 198.18.200.10/32 1 2)
+lit_global=$(passed_sum 198.18.200.20/32 1 2)
+printf '        per-host 10/minute: %d of 30 passed; --global 10/minute: %d of 30\n' "$lit_local" "$lit_global"
+check "per-host 10/minute on each of 2 hosts lets 20 of 30 through" "$lit_local == 20"
+check "--global 10/minute lets at most 10 of 30 through" "$lit_global <= 10 && $lit_global >= 8"
+
+# ------------------------------------------------------------------ 4. failures
+# policy_test POLICY SRC: 14 s flood on hosts 1 and 2; Redis killed at 3 s and
+# restarted at 6 s, stopped at 8.5 s and continued at 11.5 s.
+rate_between() { # A_PASSED B_PASSED A_T B_T
+	xrlt_calc "($2 - $1) / ($4 - $3)"
+}
+policy_test() {
+	local pol=$1 src=$2 t0 i s=() ts=() r
+	for i in 1 2 3; do daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
+	for i in 1 2; do daemon_start "$i" --on-redis-failure "$pol"; done
+	sleep 0.3
+	cfg "$XRLT_TMP/pol-$pol.cfg" "$src"
+	for i in 1 2; do flood_bg "$i" "$XRLT_TMP/pol-$pol.cfg" "$FLOOD_GAP" 14 "$XRLT_TMP/pol-$pol.$i.log"; done
+	t0=$(now_s)
+	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(passed_sum 198.18.0.0/16 1 2)"); }
+	snap 1.5                                          # 0
+	snap 3;   kill -KILL "$REDIS_PID"                 # 1
+	snap 3.6                                          # 2
+	snap 6;   redis_start                             # 3
+	snap 7                                            # 4
+	snap 8.5; kill -STOP "$REDIS_PID"                 # 5
+	snap 9.1                                          # 6
+	snap 11.5; kill -CONT "$REDIS_PID"                # 7
+	snap 12.5                                         # 8
+	snap 13.8                                         # 9
+	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
+	r_dead=$(rate_between "${s[2]}" "${s[3]}" "${ts[2]}" "${ts[3]}")
+	r_back=$(rate_between "${s[4]}" "${s[5]}" "${ts[4]}" "${ts[5]}")
+	r_stop=$(rate_between "${s[6]}" "${s[7]}" "${ts[6]}" "${ts[7]}")
+	r_cont=$(rate_between "${s[8]}" "${s[9]}" "${ts[8]}" "${ts[9]}")
+	printf '        fleet passed/s: up %.0f, redis killed %.0f, restarted %.0f, stopped %.0f, continued %.0f (limit %d/s)\n' \
+		"$r_up" "$r_dead" "$r_back" "$r_stop" "$r_cont" "$RATE"
+	check "$pol: fleet-wide limit while redis is up" "$r_up >= 0.7 * $RATE && $r_up <= 1.3 * $RATE"
+	case $pol in
+	local)
+		check "$pol: redis killed: each host keeps its share (fleet ~ limit)" "$r_dead >= 0.6 * $RATE && $r_dead <= 1.4 * $RATE"
+		check "$pol: redis stopped: each host keeps its share (fleet ~ limit)" "$r_stop >= 0.6 * $RATE && $r_stop <= 1.4 * $RATE" ;;
+	open)
+		check "$pol: redis killed: each host limits at the local rate (fleet ~ 2x limit)" "$r_dead >= 1.6 * $RATE && $r_dead <= 2.4 * $RATE"
+		check "$pol: redis stopped: each host limits at the local rate (fleet ~ 2x limit)" "$r_stop >= 1.6 * $RATE && $r_stop <= 2.4 * $RATE" ;;
+	closed)
+		check "$pol: redis killed: the global rule drops what it matches" "$r_dead <= 0.05 * $RATE"
+		check "$pol: redis stopped: the global rule drops what it matches" "$r_stop <= 0.05 * $RATE" ;;
+	esac
+	check "$pol: fleet-wide limit again after redis restarted" "$r_back >= 0.6 * $RATE && $r_back <= 1.4 * $RATE"
+	check "$pol: fleet-wide limit again after redis continued" "$r_cont >= 0.6 * $RATE && $r_cont <= 1.4 * $RATE"
+	sleep_until "$t0" 15
+	for i in 1 2; do
+		if kill -0 "${DAEMON_PID[$i]}" 2>/dev/null; then ok "$pol: host $i daemon still running"
+		else bad "$pol: host $i daemon exited: $(tail -3 "$XRLT_TMP/daemon$i.log")"; fi
+		n=$(grep -c "until it answers" "$XRLT_TMP/daemon$i.log")
+		m=$(grep -c "is back after" "$XRLT_TMP/daemon$i.log")
+		check "$pol: host $i logged each failure and each recovery once (down $n, back $m)" "$n == 2 && $m == 2"
+	done
+}
+section "4. redis killed and restarted, stopped and continued, per --on-redis-failure policy"
+policy_test local 198.18.2.1
+policy_test open 198.18.2.2
+policy_test closed 198.18.2.3
+
+# ------------------------------------------------------------------ 5. daemon crash
+section "5. a daemon killed mid-flood, then restarted"
+for i in 1 2; do daemon_stop "$i"; daemon_start "$i"; done
+sleep 0.5
+cfg "$XRLT_TMP/crash.cfg" 198.18.3.1
+for i in 1 2; do flood_bg "$i" "$XRLT_TMP/crash.cfg" "$FLOOD_GAP" 10 "$XRLT_TMP/crash.$i.log"; done
+t0=$(now_s)
+sleep_until "$t0" 2; a0=$(passed 1 198.18.0.0/16); f0=$(passed_sum 198.18.0.0/16 1 2); ta=$(now_s)
+kill -KILL "${DAEMON_PID[1]}"
+sleep_until "$t0" 5; a1=$(passed 1 198.18.0.0/16); tb=$(now_s)
+daemon_start 1
+sleep_until "$t0" 9.5; f1=$(passed_sum 198.18.0.0/16 1 2); td=$(now_s)
+r_alone=$(rate_between "$a0" "$a1" "$ta" "$tb")
+# What host 1 admitted on its own while its daemon was away is reported by
+# the restarted daemon and paid back by the fleet: over the whole span the
+# fleet keeps the limit. A daemon that lost its counters would report less
+# (fleet over the limit); one that reported twice, more (fleet under it).
+r_span=$(rate_between "$f0" "$f1" "$ta" "$td")
+printf '        host 1 without its daemon: %.0f/s; fleet from the kill to 4.5 s after the restart: %.0f/s (limit %d/s)\n' "$r_alone" "$r_span" "$RATE"
+check "without its daemon, host 1 still limits (at most its local rate)" "$r_alone > 0 && $r_alone <= 1.2 * $RATE"
+check "the restarted daemon resumes its counters: the fleet keeps the limit over the span" "$r_span >= 0.85 * $RATE && $r_span <= 1.15 * $RATE"
+
+# ------------------------------------------------------------------ 6. SIGHUP
+section "6. SIGHUP reloads the rules file; a bad file is refused"
+cp "$XRLT_TMP/rules" "$XRLT_TMP/rules.good"
+echo "198.51.100.0/24 --rate 5/s --global" >>"$XRLT_TMP/rules"
+kill -HUP "${DAEMON_PID[1]}"
+sleep 0.5
+n=$("$XRL" --instance "$(inst_of 1)" --json rule list | jq 'length')
+check "SIGHUP: the new rule is in force (4 rules)" "$n == 4"
+echo "203.0.113.0/24 --rate fast" >>"$XRLT_TMP/rules"
+kill -HUP "${DAEMON_PID[1]}"
+sleep 0.5
+n=$("$XRL" --instance "$(inst_of 1)" --json rule list | jq 'length')
+check "SIGHUP with a bad file: the rules in force stay (4 rules)" "$n == 4"
+if grep -q "reload refused: .*rules:7: .*the rules in force stay" "$XRLT_TMP/daemon1.log"; then
+	ok "SIGHUP with a bad file: refused with its line number"
+else
+	bad "SIGHUP with a bad file: no refusal with a line number in the log: $(tail -2 "$XRLT_TMP/daemon1.log")"
+fi
+kill -0 "${DAEMON_PID[1]}" 2>/dev/null && ok "the daemon survived the bad file" || bad "the daemon died on a bad file"
+kill -TERM "${DAEMON_PID[1]}"
+for _ in $(seq 30); do kill -0 "${DAEMON_PID[1]}" 2>/dev/null || break; sleep 0.1; done
+if ! kill -0 "${DAEMON_PID[1]}" 2>/dev/null; then
+	wait "${DAEMON_PID[1]}"
+	rc=$?
+	check "SIGTERM: the daemon exits cleanly (status $rc)" "$rc == 0"
+else
+	bad "SIGTERM: the daemon did not exit within 3 s"
+fi
+
+xrlt_cleanup
+xrlt_result
+[ ${#XRLT_FAILS[@]} -eq 0 ]

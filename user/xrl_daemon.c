@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xrl daemon: the long-running side of an instance. Foreground, logs to
+ * stderr, one loop: every sync interval it reads the rule set, exchanges
+ * the fleet-wide rules' usage with Redis and writes the floors back. The
+ * data path never waits for it: stopped or crashed, the instance keeps
+ * limiting with local limits. SIGHUP reloads --rules FILE, SIGTERM stops.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xrl_cli.h"
+#include "xrl_fleet.h"
+#include "xrl_log.h"
+#include "xrl_rule.h"
+
+static volatile sig_atomic_t stop_sig, reload_req;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_req = 1;
+}
+
+struct daemon_opts {
+	const char *redis_url;
+	const char *host_id;
+	const char *rules_file;
+	const char *log_format;
+	__u64 interval_ns;
+	enum xrl_fleet_policy policy;
+};
+
+enum {
+	OPT_REDIS = 256, OPT_HOST_ID, OPT_INTERVAL, OPT_FAILURE, OPT_RULES, OPT_LOG_FORMAT,
+	OPT_INSTANCE,
+};
+
+static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_opts *o)
+{
+	static const struct option opts[] = {
+		{ "redis", required_argument, 0, OPT_REDIS },
+		{ "host-id", required_argument, 0, OPT_HOST_ID },
+		{ "sync-interval", required_argument, 0, OPT_INTERVAL },
+		{ "on-redis-failure", required_argument, 0, OPT_FAILURE },
+		{ "rules", required_argument, 0, OPT_RULES },
+		{ "log-format", required_argument, 0, OPT_LOG_FORMAT },
+		{ "instance", required_argument, 0, OPT_INSTANCE },
+		{ 0, 0, 0, 0 },
+	};
+	char err[XRL_ERRLEN];
+	__u64 v;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_REDIS:
+			o->redis_url = optarg;
+			break;
+		case OPT_HOST_ID:
+			if (!*optarg || strlen(optarg) > 100 || strpbrk(optarg, " \t\n{}"))
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "invalid --host-id '%s': 1 to 100 characters, no spaces or braces",
+						 optarg);
+			o->host_id = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (xrl_parse_uint("--sync-interval (ms)", optarg, 1, 60000, &v, err, sizeof(err)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+			o->interval_ns = v * 1000000ull;
+			break;
+		case OPT_FAILURE:
+			if (!strcmp(optarg, "local"))
+				o->policy = XRL_POLICY_LOCAL;
+			else if (!strcmp(optarg, "open"))
+				o->policy = XRL_POLICY_OPEN;
+			else if (!strcmp(optarg, "closed"))
+				o->policy = XRL_POLICY_CLOSED;
+			else
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "invalid --on-redis-failure '%s': expected local, open or closed",
+						 optarg);
+			break;
+		case OPT_RULES:
+			o->rules_file = optarg;
+			break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "invalid --log-format '%s': expected text or json", optarg);
+			o->log_format = optarg;
+			break;
+		case OPT_INSTANCE:
+			if (!xrl_valid_instance(optarg))
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "invalid instance name '%s': use 1 to 64 letters, digits, '-' or '_'",
+						 optarg);
+			ctx->instance = optarg;
+			snprintf(ctx->pin_dir, sizeof(ctx->pin_dir), "%s/%s", XRL_PIN_ROOT, optarg);
+			break;
+		default:
+			if (optopt >= OPT_REDIS)
+				return xrl_error(ctx, XRL_EXIT_USAGE, "option '%s' needs a value",
+						 argv[optind - 1]);
+			return xrl_error(ctx, XRL_EXIT_USAGE,
+					 "unknown option '%s': expected --redis, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format or --instance",
+					 argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "unexpected word '%s' (see xrl --help)",
+				 argv[optind]);
+	return 0;
+}
+
+/* Read and apply a rules file under the writer lock; the rules in force stay when it fails. */
+static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, size_t errlen)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	struct xrl_maps m;
+	int n, rc;
+
+	rc = xrl_rules_read_file(file, defs, &n, err, errlen);
+	if (rc)
+		return rc;
+	rc = xrl_lock(ctx, false);
+	if (rc) {
+		xrl_fail(err, errlen, "cannot lock %s: %s", ctx->pin_dir, strerror(-rc));
+		return rc;
+	}
+	rc = xrl_maps_open_pinned(ctx->pin_dir, &m);
+	if (rc) {
+		xrl_unlock(ctx);
+		xrl_fail(err, errlen, "cannot open the maps in %s: %s", ctx->pin_dir, strerror(-rc));
+		return rc;
+	}
+	rc = xrl_ruleset_apply(&m, defs, n, err, errlen);
+	xrl_instance_end(ctx, &m);
+	return rc ? rc : n;
+}
+
+/* The rule set in force, read under the shared lock so a rule change is seen whole. */
+static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_fleet *f)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static __u32 ids[XRL_MAX_RULES];
+	int n, rc;
+
+	rc = xrl_lock_shared(ctx);
+	if (rc)
+		return rc;
+	rc = xrl_ruleset_read(m, defs, ids, &n);
+	xrl_unlock(ctx);
+	if (!rc)
+		xrl_fleet_set_rules(f, defs, ids, n);
+	return rc;
+}
+
+static bool still_attached(const struct xrl_ctx *ctx)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/xrl_config", ctx->pin_dir);
+	return stat(path, &st) == 0;
+}
+
+static void sleep_until(struct timespec *next, __u64 interval_ns)
+{
+	__u64 now = xrl_mono_ns(), at;
+
+	at = (__u64)next->tv_sec * 1000000000ull + next->tv_nsec + interval_ns;
+	if (at < now)
+		at = now + interval_ns;   /* a slow round: start the next one a full interval later */
+	next->tv_sec = at / 1000000000ull;
+	next->tv_nsec = at % 1000000000ull;
+	/* a signal cuts the sleep short; the loop then checks what it asked for */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+}
+
+int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	static struct xrl_fleet fleet;
+	struct daemon_opts o = { .interval_ns = 100000000ull, .log_format = "text" };
+	char err[XRL_ERRLEN], host[128];
+	struct sigaction sa = { 0 };
+	struct timespec next;
+	struct xrl_maps m;
+	__u64 now;
+	int rc;
+
+	rc = parse_opts(ctx, argc, argv, &o);
+	if (rc)
+		return rc;
+	xrl_log_init(o.log_format, ctx->instance);
+	if (!o.host_id) {
+		char hn[100] = "host";
+
+		gethostname(hn, sizeof(hn) - 1);
+		snprintf(host, sizeof(host), "%s/%s", hn, ctx->instance);
+		o.host_id = host;
+	}
+	if (o.redis_url && xrl_redis_parse_url(o.redis_url, &fleet.redis.url, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	rc = xrl_instance_open(ctx, &m);
+	if (rc)
+		return rc;
+	if (o.rules_file) {
+		rc = apply_rules_file(ctx, o.rules_file, err, sizeof(err));
+		if (rc < 0) {
+			xrl_maps_close(&m);
+			return xrl_error(ctx, rc == -EINVAL ? XRL_EXIT_USAGE : XRL_EXIT_FAIL,
+					 "%s; the daemon did not start", err);
+		}
+		xrl_log(XRL_LOG_INFO, "%d rules loaded from %s", rc, o.rules_file);
+	}
+	if (xrl_fleet_init(&fleet, &m, ctx->instance, o.host_id, o.interval_ns, o.policy)) {
+		xrl_maps_close(&m);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "out of memory");
+	}
+	/* every Redis call gives up after half an interval (5 ms to 1 s), so a round fits its interval */
+	now = o.interval_ns / 2;
+	if (now < 5000000ull)
+		now = 5000000ull;
+	if (now > 1000000000ull)
+		now = 1000000000ull;
+	fleet.redis.timeout.tv_sec = now / 1000000000ull;
+	fleet.redis.timeout.tv_usec = (now % 1000000000ull) / 1000;
+
+	sa.sa_handler = on_stop;   /* no SA_RESTART: signals cut the sleep short */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (o.redis_url) {
+		xrl_redis_url_name(&fleet.redis.url, err, sizeof(err));
+		xrl_log(XRL_LOG_INFO, "started: host %s, redis %s, sync every %llu ms, on redis failure: %s",
+			o.host_id, err, (unsigned long long)(o.interval_ns / 1000000),
+			o.policy == XRL_POLICY_LOCAL ? "local" : o.policy == XRL_POLICY_OPEN ? "open" : "closed");
+	} else {
+		xrl_log(XRL_LOG_INFO, "started without --redis: --global rules limit each host on its own");
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!stop_sig) {
+		if (reload_req) {
+			reload_req = 0;
+			if (!o.rules_file) {
+				xrl_log(XRL_LOG_WARN, "SIGHUP ignored: the daemon was started without --rules FILE");
+			} else {
+				rc = apply_rules_file(ctx, o.rules_file, err, sizeof(err));
+				if (rc < 0)
+					xrl_log(XRL_LOG_ERR, "reload refused: %s; the rules in force stay", err);
+				else
+					xrl_log(XRL_LOG_INFO, "%d rules reloaded from %s", rc, o.rules_file);
+			}
+		}
+		if (!still_attached(ctx)) {
+			xrl_log(XRL_LOG_ERR, "instance '%s' was detached: stopping", ctx->instance);
+			xrl_fleet_free(&fleet);
+			xrl_maps_close(&m);
+			return XRL_EXIT_FAIL;
+		}
+		rc = read_rules(ctx, &m, &fleet);
+		if (rc)
+			xrl_log(XRL_LOG_ERR, "cannot read the rule set: %s", strerror(-rc));
+		else if (o.redis_url && (rc = xrl_fleet_round(&fleet)))
+			xrl_log(XRL_LOG_ERR, "fleet round failed: %s", strerror(-rc));
+		sleep_until(&next, o.interval_ns);
+	}
+	if (o.redis_url)
+		xrl_fleet_release(&fleet);
+	xrl_log(XRL_LOG_INFO, "stopped by %s", stop_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	xrl_fleet_free(&fleet);
+	xrl_maps_close(&m);
+	return 0;
+}

@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <hiredis/hiredis.h>
+
+#include "xrl_fleet.h"
+#include "xrl_log.h"
+#include "xrl_rule.h"
+
+const double xrl_fleet_hist_bounds[XRL_FLEET_HIST_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+};
+
+/* A floor entry with its key, sortable, and whether this round still needs it. */
+struct floor_entry {
+	struct xrl_bucket_key key;
+	struct xrl_fleet_floor v;
+	bool seen;
+};
+
+/* What one used entry brings to this round. */
+struct push {
+	int used;                 /* index into used_keys/used */
+	__u64 delta;              /* admissions since the last report */
+	__u64 demand;             /* packets seen since the last report: admitted and refused */
+	__u64 since_ns;           /* how far back they can go */
+	const struct floor_entry *old;
+	double debt_us;           /* Redis' answer (NAN: none) */
+	double share;             /* this host's share of the source's demand */
+	int live;                 /* hosts that reported the source lately */
+};
+
+static struct floor_entry *fent;
+static struct push *pushes;
+
+__u64 xrl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *instance,
+		   const char *host_id, __u64 interval_ns, enum xrl_fleet_policy policy)
+{
+	size_t n = XRL_FLEET_SOURCES;
+	__u32 id;
+
+	f->m = m;
+	snprintf(f->instance, sizeof(f->instance), "%s", instance);
+	snprintf(f->host_id, sizeof(f->host_id), "%s", host_id);
+	f->interval_ns = interval_ns;
+	f->policy = policy;
+	f->backoff_ns = interval_ns / 4;
+	pthread_mutex_init(&f->lock, NULL);
+	f->used_keys = calloc(n, sizeof(*f->used_keys));
+	f->floor_keys = calloc(n, sizeof(*f->floor_keys));
+	f->put_keys = calloc(n, sizeof(*f->put_keys));
+	f->del_keys = calloc(n, sizeof(*f->del_keys));
+	f->used = calloc(n, sizeof(*f->used));
+	f->floors = calloc(n, sizeof(*f->floors));
+	f->put = calloc(n, sizeof(*f->put));
+	f->calls = calloc(n + XRL_MAX_RULES, sizeof(*f->calls));
+	f->call_entry = calloc(n + XRL_MAX_RULES, sizeof(*f->call_entry));
+	f->keytext = calloc(n + XRL_MAX_RULES, sizeof(*f->keytext));
+	fent = calloc(n, sizeof(*fent));
+	pushes = calloc(n, sizeof(*pushes));
+	if (!f->used_keys || !f->floor_keys || !f->put_keys || !f->del_keys || !f->used ||
+	    !f->floors || !f->put || !f->calls || !f->call_entry || !f->keytext || !fent || !pushes)
+		return -ENOMEM;
+	/* a restarted daemon starts from the shares its predecessor last learnt */
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		struct xrl_fleet_rule fr;
+
+		if (bpf_map_lookup_elem(m->fleet_rules, &id, &fr) == 0 && fr.hosts) {
+			f->rules[id].hosts = fr.hosts;
+			f->rules[id].share = fr.share_ppm / 1e6;
+		}
+	}
+	return 0;
+}
+
+void xrl_fleet_free(struct xrl_fleet *f)
+{
+	xrl_redis_close(&f->redis);
+	free(f->used_keys);
+	free(f->floor_keys);
+	free(f->put_keys);
+	free(f->del_keys);
+	free(f->used);
+	free(f->floors);
+	free(f->put);
+	free(f->calls);
+	free(f->call_entry);
+	free(f->keytext);
+	free(fent);
+	free(pushes);
+	fent = NULL;
+	pushes = NULL;
+}
+
+/* FNV-1a of the rule as written: hosts running the same rule share its budget. */
+void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17])
+{
+	char text[512];
+	__u64 h = 0xcbf29ce484222325ull;
+	const char *p;
+
+	xrl_rule_format(d, text, sizeof(text));
+	for (p = text; *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 0x100000001b3ull;
+	}
+	snprintf(name, 17, "%016llx", (unsigned long long)h);
+}
+
+/* xrl:{RULE:SOURCE}: the braces are a Redis Cluster hash tag, one per (rule, source). */
+void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
+			  char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+	int full = k->family == 4 ? 32 : 128;
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr));
+	if (per_len < full)
+		snprintf(buf, len, "xrl:{%s:%s/%u}", rule_name, addr, per_len);
+	else
+		snprintf(buf, len, "xrl:{%s:%s}", rule_name, addr);
+}
+
+void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, const __u32 *ids,
+			 int n)
+{
+	static bool in_set[XRL_MAX_RULES];
+	int i;
+
+	memset(in_set, 0, sizeof(in_set));
+	for (i = 0; i < n; i++) {
+		const struct xrl_rule_def *d = &defs[i];
+		struct xrl_fleet_rule_state *rs = &f->rules[ids[i]];
+		bool global = d->action == XRL_ACT_LIMIT && (d->flags & XRL_F_GLOBAL);
+
+		in_set[ids[i]] = true;
+		if (!global) {
+			rs->global = false;
+			continue;
+		}
+		if (rs->global && rs->version == d->version)
+			continue;
+		rs->global = true;
+		rs->version = d->version;
+		xrl_fleet_rule_name(d, rs->name);
+		xrl_rule_format_match(d, rs->match, sizeof(rs->match));
+		rs->interval_ns = (double)d->rate_period * 1e9 / (double)d->rate;
+		rs->span_ns = rs->interval_ns * d->burst;
+		rs->per_len = d->per_len;
+		rs->rate_ewma = 0;
+	}
+	for (i = 0; i < XRL_MAX_RULES; i++)
+		if (!in_set[i])
+			f->rules[i].global = false;
+}
+
+/* Every entry of a hash map, batched. Number read, or -errno. */
+static int read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max)
+{
+	__u32 batch, count;
+	void *in = NULL;
+	int n = 0, err;
+
+	do {
+		count = max - n < 4096 ? (__u32)(max - n) : 4096;
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(fd, in, &batch, (char *)keys + n * ksz,
+					   (char *)vals + n * vsz, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += count;
+		in = &batch;
+	} while (!err);
+	return n;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xrl_bucket_key));
+}
+
+static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
+{
+	char where[300];
+
+	xrl_redis_url_name(&f->redis.url, where, sizeof(where));
+	if (up && !f->redis_up) {
+		if (f->ever_up)
+			xrl_log(XRL_LOG_INFO, "redis %s is back after %.1f s (%lu failed attempts): fleet-wide limits resume",
+				where, (now - f->down_since_ns) / 1e9, f->failed_connects);
+		else
+			xrl_log(XRL_LOG_INFO, "redis %s connected: fleet-wide limits in force", where);
+		f->ever_up = true;
+		f->failed_connects = 0;
+		f->backoff_ns = f->interval_ns / 4;
+	} else if (!up && (f->redis_up || !f->down_since_ns)) {
+		static const char *const what[] = {
+			"each host keeps its last known share of every global budget",
+			"global rules limit at their local rate only",
+			"global rules drop everything they match",
+		};
+
+		xrl_log(XRL_LOG_WARN, "redis %s %s: %s; --on-redis-failure %s: %s until it answers",
+			where, f->ever_up ? "failed" : "unavailable", why,
+			f->policy == XRL_POLICY_LOCAL ? "local" :
+			f->policy == XRL_POLICY_OPEN ? "open" : "closed", what[f->policy]);
+		f->down_since_ns = now;
+	}
+	if (!up)
+		snprintf(f->last_error, sizeof(f->last_error), "%s", why);
+	f->redis_up = up;
+}
+
+/* Connect when down and the backoff has passed; the backoff doubles up to one interval. */
+static void ensure_connected(struct xrl_fleet *f, __u64 now)
+{
+	char err[256];
+
+	if (f->redis.c || now < f->next_connect_ns)
+		return;
+	if (xrl_redis_connect(&f->redis, err, sizeof(err)) == 0) {
+		set_up(f, true, NULL, now);
+		return;
+	}
+	f->failed_connects++;
+	pthread_mutex_lock(&f->lock);
+	f->redis_errors++;
+	pthread_mutex_unlock(&f->lock);
+	set_up(f, false, err, now);
+	f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
+}
+
+static const char *fmt_num(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%.3f", v);
+	return buf;
+}
+
+/* Script arguments live in these; one row per call. */
+static char (*argbuf)[6][32];
+
+/* Hosts are live while they reported within 5 rounds (at least half a second). */
+static __u64 live_window_ns(const struct xrl_fleet *f)
+{
+	return f->interval_ns * 5 > 500000000ull ? f->interval_ns * 5 : 500000000ull;
+}
+
+/*
+ * Report the pushes and every global rule's use to Redis; fills each push's
+ * answer (debt_us NAN: none). false when Redis failed.
+ */
+static bool sync_redis(struct xrl_fleet *f, int np, __u64 elapsed)
+{
+	char err[256], live_us[32], ttl_ms[32], elapsed_us[32];
+	int nc = 0, i, id, rc;
+
+	if (!argbuf)
+		argbuf = calloc(XRL_FLEET_SOURCES + XRL_MAX_RULES, sizeof(*argbuf));
+	if (!argbuf)
+		return false;
+	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
+	snprintf(elapsed_us, sizeof(elapsed_us), "%llu", (unsigned long long)elapsed / 1000);
+	for (i = 0; i < np; i++) {
+		const struct push *p = &pushes[i];
+		const struct xrl_bucket_key *k = &f->used_keys[p->used];
+		const struct xrl_fleet_rule_state *rs = &f->rules[k->rule_id];
+		struct xrl_redis_call *c = &f->calls[nc];
+
+		xrl_fleet_source_key(rs->name, k, rs->per_len, f->keytext[nc], sizeof(f->keytext[nc]));
+		snprintf(argbuf[nc][0], 32, "%llu", (unsigned long long)p->delta);
+		fmt_num(argbuf[nc][1], 32, rs->interval_ns / 1e3);
+		fmt_num(argbuf[nc][2], 32, rs->span_ns / 1e3);
+		fmt_num(argbuf[nc][3], 32, p->since_ns / 1e3);
+		snprintf(argbuf[nc][4], 32, "%llu", (unsigned long long)p->demand);
+		c->script = XRL_SCRIPT_GCRA;
+		c->nkeys = 1;
+		c->argc = 10;
+		c->argv[0] = f->keytext[nc];
+		c->argv[1] = argbuf[nc][0];
+		c->argv[2] = argbuf[nc][1];
+		c->argv[3] = argbuf[nc][2];
+		c->argv[4] = argbuf[nc][3];
+		c->argv[5] = "0";
+		c->argv[6] = f->host_id;
+		c->argv[7] = argbuf[nc][4];
+		c->argv[8] = elapsed_us;
+		c->argv[9] = live_us;
+		f->call_entry[nc] = i;
+		nc++;
+	}
+	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+		struct xrl_redis_call *c = &f->calls[nc];
+
+		if (!rs->global)
+			continue;
+		snprintf(f->keytext[nc], sizeof(f->keytext[nc]), "xrl:{%s}:hosts", rs->name);
+		fmt_num(argbuf[nc][0], 32, rs->rate_ewma);
+		c->script = XRL_SCRIPT_HOSTS;
+		c->nkeys = 1;
+		c->argc = 5;
+		c->argv[0] = f->keytext[nc];
+		c->argv[1] = f->host_id;
+		c->argv[2] = argbuf[nc][0];
+		c->argv[3] = live_us;
+		c->argv[4] = ttl_ms;
+		f->call_entry[nc] = -1 - id;
+		nc++;
+	}
+	if (!nc)
+		return true;
+	rc = xrl_redis_run(&f->redis, f->calls, nc, err, sizeof(err));
+	if (rc) {
+		xrl_redis_calls_free(f->calls, nc);
+		return set_up(f, false, err, xrl_mono_ns()), false;
+	}
+	for (i = 0; i < nc; i++) {
+		const redisReply *rep = f->calls[i].reply;
+		double a, b;
+
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* a script error is a bug or a foreign key type; the round goes on */
+			pthread_mutex_lock(&f->lock);
+			f->redis_errors++;
+			pthread_mutex_unlock(&f->lock);
+			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->keytext[i], rep->str);
+			continue;
+		}
+		if (xrl_redis_reply_num(rep, 0, &a) || xrl_redis_reply_num(rep, 1, &b))
+			continue;
+		if (f->call_entry[i] >= 0) {
+			struct push *p = &pushes[f->call_entry[i]];
+			double share, live;
+
+			p->debt_us = b;
+			if (!xrl_redis_reply_num(rep, 2, &share) && !xrl_redis_reply_num(rep, 3, &live)) {
+				p->share = share > 0 && share <= 1 ? share : 1;
+				p->live = (int)live;
+			}
+		} else {
+			struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[i]];
+
+			rs->hosts = a > 0 ? (__u32)a : 1;
+			rs->share = rs->rate_ewma > 0 && b > 0 ? rs->rate_ewma / b : 1.0 / rs->hosts;
+			if (rs->share > 1)
+				rs->share = 1;
+		}
+	}
+	xrl_redis_calls_free(f->calls, nc);
+	return true;
+}
+
+/*
+ * The floor after a round for one push: the fleet's TAT (Redis up) and this
+ * host's own TAT at its share of the rate, so that the fleet's budget is
+ * split by demand and a host flooded by 90 % of a source's packets gets 90 %
+ * of its budget rather than racing the others for it. With Redis down, the
+ * failure policy.
+ */
+static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0, __u64 now,
+		      struct xrl_fleet_floor *out)
+{
+	const struct xrl_fleet_rule_state *rs = &f->rules[f->used_keys[p->used].rule_id];
+	__u64 old = p->old ? p->old->v.until_ns : 0;
+	__u64 old_share = p->old ? p->old->v.share_ns : 0;
+	__u64 since = t0 - p->since_ns;
+	double share;
+
+	out->share_ns = 0;
+	out->share_ppm = p->old ? p->old->v.share_ppm : 0;
+	if (f->redis_up) {
+		out->until_ns = !isnan(p->debt_us) && p->debt_us > 0 ? now + (__u64)(p->debt_us * 1e3) : 0;
+		out->share_ppm = (__u32)(p->share * 1e6);
+		if (p->live > 1 && p->share < 1) {
+			out->share_ns = (old_share > since ? old_share : since) +
+					(__u64)(p->delta * rs->interval_ns / p->share);
+			if (out->share_ns > out->until_ns)
+				out->until_ns = out->share_ns;
+		}
+		return;
+	}
+	if (f->policy != XRL_POLICY_LOCAL) {
+		out->until_ns = old;
+		return;
+	}
+	/* the fleet's GCRA, run here at this host's last known share of the rate */
+	share = out->share_ppm ? out->share_ppm / 1e6 :
+		rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0;
+	out->until_ns = (old > since ? old : since) + (__u64)(p->delta * rs->interval_ns / share);
+}
+
+static void write_modes(struct xrl_fleet *f, __u64 now)
+{
+	__u32 id, mode;
+
+	mode = f->redis_up || f->policy == XRL_POLICY_LOCAL ? XRL_FLEET_FLOOR :
+	       f->policy == XRL_POLICY_OPEN ? XRL_FLEET_OPEN : XRL_FLEET_CLOSED;
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+		struct xrl_fleet_rule fr = {
+			.mode = mode,
+			.hosts = rs->hosts,
+			/* expires unless renewed: a dead daemon leaves local limits behind */
+			.until_ns = now + 3 * f->interval_ns,
+			.share_ppm = (__u32)(rs->share * 1e6),
+		};
+
+		if (!rs->global) {
+			if (f->mode_written[id]) {
+				struct xrl_fleet_rule zero = { 0 };
+
+				bpf_map_update_elem(f->m->fleet_rules, &id, &zero, BPF_ANY);
+				f->mode_written[id] = 0;
+			}
+			continue;
+		}
+		bpf_map_update_elem(f->m->fleet_rules, &id, &fr, BPF_ANY);
+		f->mode_written[id] = mode + 1;
+	}
+}
+
+static void record_round(struct xrl_fleet *f, double secs, unsigned long cmds, int sources,
+			 int tracked)
+{
+	int b;
+
+	pthread_mutex_lock(&f->lock);
+	f->rounds++;
+	f->hist_sum += secs;
+	for (b = 0; b < XRL_FLEET_HIST_BUCKETS && secs > xrl_fleet_hist_bounds[b]; b++)
+		;
+	f->hist[b]++;
+	f->last_round_s = secs;
+	f->last_round_commands = cmds;
+	f->last_round_sources = sources;
+	f->last_round_tracked = tracked;
+	pthread_mutex_unlock(&f->lock);
+}
+
+int xrl_fleet_round(struct xrl_fleet *f)
+{
+	const struct xrl_maps *m = f->m;
+	__u64 t0 = xrl_mono_ns(), now, elapsed;
+	unsigned long cmds0 = f->redis.commands;
+	int nu, nf, np = 0, nput = 0, ndel = 0, tracked = 0, i;
+	double elapsed_s, alpha;
+	__u32 count;
+
+	elapsed = f->last_round_ns ? t0 - f->last_round_ns : f->interval_ns;
+	f->last_round_ns = t0;
+	elapsed_s = elapsed / 1e9;
+
+	nu = read_all(m->fleet_used, f->used_keys, f->used, sizeof(*f->used_keys), sizeof(*f->used),
+		      XRL_FLEET_SOURCES);
+	if (nu < 0)
+		return nu;
+	nf = read_all(m->fleet_floor, f->floor_keys, f->floors, sizeof(*f->floor_keys),
+		      sizeof(*f->floors), XRL_FLEET_SOURCES);
+	if (nf < 0)
+		return nf;
+	for (i = 0; i < nf; i++) {
+		fent[i].key = f->floor_keys[i];
+		fent[i].v = f->floors[i];
+		fent[i].seen = false;
+	}
+	qsort(fent, nf, sizeof(*fent), key_cmp);
+	for (i = 0; i < XRL_MAX_RULES; i++)
+		f->rules[i].round_admitted = 0;
+
+	/* what each global (rule, source) admitted since it was last reported */
+	for (i = 0; i < nu; i++) {
+		const struct xrl_bucket_key *k = &f->used_keys[i];
+		struct xrl_fleet_rule_state *rs;
+		struct floor_entry *fe;
+		__u64 pushed, dropped;
+		bool same;
+
+		if (k->rule_id >= XRL_MAX_RULES || !(rs = &f->rules[k->rule_id])->global)
+			continue;
+		tracked++;
+		fe = bsearch(k, fent, nf, sizeof(*fent), key_cmp);
+		if (fe)
+			fe->seen = true;
+		same = fe && fe->v.born_ns == f->used[i].born_ns;
+		pushed = same ? fe->v.pushed : 0;
+		dropped = same ? fe->v.dropped : 0;
+		/*
+		 * Report new admissions and demand; and while the fleet is
+		 * ahead of now, refresh the floor even without any, or other
+		 * hosts' admissions would be missed here until this host
+		 * admitted again.
+		 */
+		if (f->used[i].passed <= pushed && f->used[i].dropped <= dropped &&
+		    !(fe && fe->v.until_ns > t0))
+			continue;
+		pushes[np].used = i;
+		pushes[np].delta = f->used[i].passed > pushed ? f->used[i].passed - pushed : 0;
+		pushes[np].demand = pushes[np].delta +
+				    (f->used[i].dropped > dropped ? f->used[i].dropped - dropped : 0);
+		pushes[np].share = 1;
+		pushes[np].live = 1;
+		pushes[np].since_ns = t0 - f->used[i].born_ns < elapsed ? t0 - f->used[i].born_ns :
+				      elapsed;
+		pushes[np].old = fe;
+		pushes[np].debt_us = NAN;
+		rs->round_admitted += pushes[np].delta;
+		np++;
+	}
+	alpha = 1 - exp(-elapsed_s);   /* EWMA with a time constant of 1 s */
+	for (i = 0; i < XRL_MAX_RULES; i++) {
+		struct xrl_fleet_rule_state *rs = &f->rules[i];
+
+		if (rs->global)
+			rs->rate_ewma += alpha * (rs->round_admitted / elapsed_s - rs->rate_ewma);
+	}
+
+	ensure_connected(f, t0);
+	if (f->redis_up && !sync_redis(f, np, elapsed)) {
+		pthread_mutex_lock(&f->lock);
+		f->redis_errors++;
+		pthread_mutex_unlock(&f->lock);
+		f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	}
+	now = xrl_mono_ns();
+
+	/* floors of sources gone from the used map, or whose rule is no longer global */
+	for (i = 0; i < nf; i++)
+		if (!fent[i].seen)
+			f->del_keys[ndel++] = fent[i].key;
+	if (ndel) {
+		count = ndel;
+		if (bpf_map_delete_batch(m->fleet_floor, f->del_keys, &count, NULL) && errno != ENOENT)
+			for (i = 0; i < ndel; i++)
+				bpf_map_delete_elem(m->fleet_floor, &f->del_keys[i]);
+	}
+	for (i = 0; i < np; i++) {
+		const struct push *p = &pushes[i];
+
+		f->put_keys[nput] = f->used_keys[p->used];
+		new_floor(f, p, t0, now, &f->put[nput]);
+		f->put[nput].pushed = f->used[p->used].passed;
+		f->put[nput].born_ns = f->used[p->used].born_ns;
+		f->put[nput].dropped = f->used[p->used].dropped;
+		nput++;
+	}
+	if (nput) {
+		count = nput;
+		if (bpf_map_update_batch(m->fleet_floor, f->put_keys, f->put, &count, NULL)) {
+			int err = -errno;
+
+			xrl_log(XRL_LOG_ERR, "cannot write %d fleet floors: %s", nput, strerror(-err));
+			return err;
+		}
+	}
+	write_modes(f, now);
+	record_round(f, (xrl_mono_ns() - t0) / 1e9, f->redis.commands - cmds0,
+		     f->redis_up ? np : 0, tracked);
+	return 0;
+}
+
+void xrl_fleet_release(struct xrl_fleet *f)
+{
+	__u32 id;
+
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		struct xrl_fleet_rule fr = {
+			.hosts = f->rules[id].hosts,
+			.share_ppm = (__u32)(f->rules[id].share * 1e6),
+		};
+
+		if (f->mode_written[id])
+			bpf_map_update_elem(f->m->fleet_rules, &id, &fr, BPF_ANY);
+	}
+}
+
+static void label_escape(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 < len; s++) {
+		if (*s == '\\' || *s == '"') {
+			out[o++] = '\\';
+			out[o++] = *s;
+		} else if (*s == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = 0;
+}
+
+void xrl_fleet_metrics(FILE *out, void *arg)
+{
+	struct xrl_fleet *f = arg;
+	char inst[160], rule[400];
+	unsigned long cum = 0;
+	int b, id;
+
+	label_escape(f->instance, inst, sizeof(inst));
+	pthread_mutex_lock(&f->lock);
+	fprintf(out, "# HELP xrl_redis_up Whether the last exchange with Redis succeeded (1) or not (0).\n"
+		"# TYPE xrl_redis_up gauge\n"
+		"xrl_redis_up{instance=\"%s\"} %d\n", inst, f->redis_up ? 1 : 0);
+	fprintf(out, "# HELP xrl_redis_errors_total Failed Redis connections, rounds and refused script calls.\n"
+		"# TYPE xrl_redis_errors_total counter\n"
+		"xrl_redis_errors_total{instance=\"%s\"} %lu\n", inst, f->redis_errors);
+	fprintf(out, "# HELP xrl_redis_sync_duration_seconds Duration of a fleet sync round (maps and Redis).\n"
+		"# TYPE xrl_redis_sync_duration_seconds histogram\n");
+	for (b = 0; b < XRL_FLEET_HIST_BUCKETS; b++) {
+		cum += f->hist[b];
+		fprintf(out, "xrl_redis_sync_duration_seconds_bucket{instance=\"%s\",le=\"%g\"} %lu\n",
+			inst, xrl_fleet_hist_bounds[b], cum);
+	}
+	cum += f->hist[XRL_FLEET_HIST_BUCKETS];
+	fprintf(out, "xrl_redis_sync_duration_seconds_bucket{instance=\"%s\",le=\"+Inf\"} %lu\n"
+		"xrl_redis_sync_duration_seconds_sum{instance=\"%s\"} %.9f\n"
+		"xrl_redis_sync_duration_seconds_count{instance=\"%s\"} %lu\n",
+		inst, cum, inst, f->hist_sum, inst, f->rounds);
+	fprintf(out, "# HELP xrl_fleet_share This host's current share of each global rule's budget (0..1).\n"
+		"# TYPE xrl_fleet_share gauge\n");
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+
+		if (!rs->global)
+			continue;
+		label_escape(rs->match, rule, sizeof(rule));
+		fprintf(out, "xrl_fleet_share{instance=\"%s\",rule=\"%s\"} %.6f\n", inst, rule,
+			rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0);
+	}
+	fprintf(out, "# HELP xrl_fleet_hosts Hosts running each global rule, as Redis last reported.\n"
+		"# TYPE xrl_fleet_hosts gauge\n");
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+
+		if (!rs->global)
+			continue;
+		label_escape(rs->match, rule, sizeof(rule));
+		fprintf(out, "xrl_fleet_hosts{instance=\"%s\",rule=\"%s\"} %u\n", inst, rule, rs->hosts);
+	}
+	fprintf(out, "# HELP xrl_fleet_sources Global (rule, source) pairs this host tracks.\n"
+		"# TYPE xrl_fleet_sources gauge\n"
+		"xrl_fleet_sources{instance=\"%s\"} %d\n", inst, f->last_round_tracked);
+	pthread_mutex_unlock(&f->lock);
+}

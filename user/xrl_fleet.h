@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * One host's side of fleet-wide (--global) rules: each round, what the data
+ * path admitted since the last round goes to Redis, and the fleet's usage
+ * that comes back becomes a floor under each source's TAT in the BPF maps.
+ * When Redis fails, the failure policy decides what the rules do.
+ * docs/DESIGN.md ("Fleet-wide rules") has the arithmetic and its bound.
+ */
+#ifndef XRL_FLEET_H
+#define XRL_FLEET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include "xrl_common.h"
+#include "xrl_maps.h"
+#include "xrl_redis.h"
+
+enum xrl_fleet_policy {
+	XRL_POLICY_LOCAL = 0,   /* enforce the last known share of each budget */
+	XRL_POLICY_OPEN,        /* global rules limit at their local rate only */
+	XRL_POLICY_CLOSED,      /* global rules drop what they match */
+};
+
+/* Upper bounds of the round-duration histogram, seconds (+Inf implied). */
+#define XRL_FLEET_HIST_BUCKETS 12
+
+struct xrl_fleet_rule_state {
+	bool global;
+	__u32 version;
+	char name[17];          /* the rule's name in Redis: hash of its canonical text */
+	char match[192];        /* prefix and match, for logs and metrics */
+	__u8 per_len;           /* sources are aggregated to /per_len */
+	double interval_ns;     /* ns per token */
+	double span_ns;         /* burst x interval */
+	double rate_ewma;       /* this host's admissions per second, smoothed over ~1 s */
+	__u64 round_admitted;   /* this round's admissions */
+	__u32 hosts;            /* hosts running the rule, as Redis last said (0: unknown) */
+	double share;           /* this host's last known share of the budget */
+};
+
+struct xrl_fleet {
+	const struct xrl_maps *m;
+	struct xrl_redis redis;
+	enum xrl_fleet_policy policy;
+	char host_id[128];
+	char instance[64];
+	__u64 interval_ns;
+
+	/* Redis state: one log line per change */
+	bool redis_up;
+	bool ever_up;
+	__u64 down_since_ns;
+	__u64 next_connect_ns;
+	__u64 backoff_ns;
+	unsigned long failed_connects;
+	char last_error[256];
+
+	__u64 last_round_ns;
+	struct xrl_fleet_rule_state rules[XRL_MAX_RULES];
+	__u32 mode_written[XRL_MAX_RULES];   /* last mode put in xrl_fleet_rules, +1; 0 none */
+
+	/* scratch, XRL_FLEET_SOURCES each */
+	struct xrl_bucket_key *used_keys, *floor_keys, *put_keys, *del_keys;
+	struct xrl_fleet_used *used;
+	struct xrl_fleet_floor *floors, *put;
+	struct xrl_redis_call *calls;
+	int *call_entry;
+	char (*keytext)[96];
+
+	/* what metrics and the last round report; guarded by lock */
+	pthread_mutex_t lock;
+	unsigned long rounds;
+	unsigned long redis_errors;
+	double hist_sum;
+	unsigned long hist[XRL_FLEET_HIST_BUCKETS + 1];
+	double last_round_s;
+	unsigned long last_round_commands;
+	int last_round_sources;      /* (rule, source) pairs reported to Redis */
+	int last_round_tracked;      /* global (rule, source) pairs this host tracks */
+};
+
+extern const double xrl_fleet_hist_bounds[XRL_FLEET_HIST_BUCKETS];
+
+/* 0, or -ENOMEM. The Redis URL and timeouts are set by the caller in f->redis. */
+int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *instance,
+		   const char *host_id, __u64 interval_ns, enum xrl_fleet_policy policy);
+void xrl_fleet_free(struct xrl_fleet *f);
+
+/* The rule set in force (read by the caller under the instance's shared lock). */
+void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, const __u32 *ids,
+			 int n);
+/* One sync round. Logs what changed. 0 or -errno (the maps failed). */
+int xrl_fleet_round(struct xrl_fleet *f);
+/* Leave the data path on plain local limits: fleet modes back to FLOOR; floors expire alone. */
+void xrl_fleet_release(struct xrl_fleet *f);
+
+/* Prometheus families of the fleet state (for the metrics endpoint). */
+void xrl_fleet_metrics(FILE *out, void *fleet);
+
+/* The rule's name in Redis, and the Redis key of one of its sources. */
+void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17]);
+void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
+			  char *buf, size_t len);
+
+__u64 xrl_mono_ns(void);
+
+#endif /* XRL_FLEET_H */
