@@ -8,13 +8,15 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -Wall -Wextra -Ibpf -Iuser -I$(BUILD)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Wextra -I$(ARCH_INC) -Ibpf
 LIBS_BPF  := -lbpf -lelf -lz
-LIBS_XRL  := -lxdp $(LIBS_BPF) -ljansson
+# what the controller library (LIB_OBJS) links against
+LIBS_LIB  := $(LIBS_BPF) -ljansson -lmicrohttpd -lpthread
+LIBS_XRL  := -lxdp $(LIBS_LIB)
 PREFIX    ?= /usr/local
 
 BPF_HDRS  := $(wildcard bpf/*.h)
 USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
-LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c
+LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 # the daemon's fleet sync through Redis, also linked by the Redis tests
 FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c
@@ -25,7 +27,7 @@ XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
-PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus
+PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
@@ -55,19 +57,23 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o -o $@ -lcmocka
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS)
-	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka -lpthread $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+# runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
+$(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
+	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \
+		tests/prog/test_metrics.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lpthread $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_LIB)
 
 $(BUILD)/test_redis: tests/redis/test_redis.c $(FLEET_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $< $(FLEET_OBJS) $(LIB_OBJS) -o $@ -lcmocka $(LIBS_FLEET) $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) $< $(FLEET_OBJS) $(LIB_OBJS) -o $@ -lcmocka $(LIBS_FLEET) $(LIBS_LIB)
 
 $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
-	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_BPF) -ljansson
+	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_LIB)
 
 deps:
 	@scripts/deps.sh

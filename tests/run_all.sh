@@ -34,7 +34,7 @@ run_suite() { # NAME CMD...
 	[ "$rc" = 0 ] || failed_suites+=("$name")
 }
 
-for t in test_bucket test_rule test_prog test_cpus test_redis; do
+for t in test_bucket test_rule test_prog test_cpus test_metrics test_redis; do
 	run_suite "$t" "$build/$t"
 done
 for t in tests/e2e/test_*.sh; do

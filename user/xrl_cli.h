@@ -55,6 +55,12 @@ void xrl_fmt_count(double v, char *buf, size_t len);
 void xrl_fmt_bytes(double v, char *buf, size_t len);
 void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len);
 const char *xrl_action_name(__u8 action);
+/*
+ * A bucket key's source as `top` and the exporter name it: the address, with
+ * /LEN when the limit rule d aggregates by --per (d NULL: the rule is gone).
+ */
+void xrl_source_format(const struct xrl_bucket_key *k, const struct xrl_rule_def *d,
+		       char *buf, size_t len);
 const char *xrl_mode_name(__u8 mode);
 
 int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* top: the sources with the most drops now, from the per-CPU drop sketch. */
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,21 +8,6 @@
 
 #include "xrl_cli.h"
 #include "xrl_rule.h"
-
-#define XRL_TOP_RECENT_NS (10ULL * 1000000000ULL)   /* "now": dropped in the last 10 s */
-
-static void source_text(const struct xrl_bucket_key *k, const struct xrl_rule_def *d,
-			char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN];
-	unsigned full = k->family == 4 ? 32 : 128;
-
-	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, a, sizeof(a));
-	if (d && d->action == XRL_ACT_LIMIT && d->per_len < full)
-		snprintf(buf, len, "%s/%u", a, d->per_len);
-	else
-		snprintf(buf, len, "%s", a);
-}
 
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
@@ -74,7 +58,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 				d = &defs[j];
 		if (d)
 			xrl_rule_format_match(d, rule, sizeof(rule));
-		source_text(&top[i].key, d, src, sizeof(src));
+		xrl_source_format(&top[i].key, d, src, sizeof(src));
 		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
 		shown++;
 		if (ctx->json) {

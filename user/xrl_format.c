@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Units people read, for the human tables. */
+/* Units people read, for the human tables; rules and sources as text. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <xdp/libxdp.h>
 #include "xrl_cli.h"
@@ -59,4 +60,17 @@ const char *xrl_mode_name(__u8 mode)
 	case XDP_MODE_HW: return "offload";
 	default: return "unknown";
 	}
+}
+
+void xrl_source_format(const struct xrl_bucket_key *k, const struct xrl_rule_def *d,
+		       char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	unsigned full = k->family == 4 ? 32 : 128;
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, a, sizeof(a));
+	if (d && d->action == XRL_ACT_LIMIT && d->per_len < full)
+		snprintf(buf, len, "%s/%u", a, d->per_len);
+	else
+		snprintf(buf, len, "%s", a);
 }

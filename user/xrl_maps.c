@@ -92,16 +92,29 @@ int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
 	return bpf_map_update_elem(m->config, &k, cfg, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * Readers (this, xrl_count_bucket_entries, xrl_top_read) take their buffers
+ * from the heap, not from statics: the daemon's metrics thread reads while
+ * its main thread applies rules. xrl_ruleset_apply keeps its statics: rule
+ * changes are serialized by the instance lock.
+ */
 int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n)
 {
-	static struct xrl_rule_def all[XRL_MAX_RULES];
-	static __u32 keys[XRL_MAX_RULES];
+	struct xrl_rule_def *all = calloc(XRL_MAX_RULES, sizeof(*all));
+	__u32 *keys = calloc(XRL_MAX_RULES, sizeof(*keys));
 	__u32 count = XRL_MAX_RULES, batch, id;
+	int err = 0;
 
+	if (!all || !keys) {
+		err = -ENOMEM;
+		goto out;
+	}
 	/* one syscall for the whole array, not one per rule id */
 	if (bpf_map_lookup_batch(m->rule_defs, NULL, &batch, keys, all, &count, NULL) &&
-	    errno != ENOENT)
-		return -errno;
+	    errno != ENOENT) {
+		err = -errno;
+		goto out;
+	}
 	*n = 0;
 	for (id = 0; id < count; id++) {
 		if (!all[id].in_use)
@@ -110,7 +123,10 @@ int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 
 		ids[*n] = keys[id];
 		(*n)++;
 	}
-	return 0;
+out:
+	free(all);
+	free(keys);
+	return err;
 }
 
 static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, int *fd,
@@ -337,31 +353,40 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
 }
 
-static long count_keys(int fd)
+long xrl_count_bucket_entries(int fd)
 {
-	static char keys[4096 * sizeof(struct xrl_bucket_key_v6)];
-	static struct xrl_bucket vals[4096];
+	char *keys = malloc(4096 * sizeof(struct xrl_bucket_key_v6));
+	struct xrl_bucket *vals = malloc(4096 * sizeof(*vals));
 	__u32 batch, count;
 	void *in = NULL;
 	long total = 0;
 	int err;
 
+	if (!keys || !vals) {
+		total = -ENOMEM;
+		goto out;
+	}
 	/* batched walk: one syscall per 4096 sources */
 	do {
 		count = 4096;
 		err = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &count, NULL);
-		if (err && errno != ENOENT)
-			return -errno;
+		if (err && errno != ENOENT) {
+			total = -errno;
+			goto out;
+		}
 		total += count;
 		in = &batch;
 	} while (!err);
+out:
+	free(keys);
+	free(vals);
 	return total;
 }
 
 long xrl_count_sources(const struct xrl_maps *m)
 {
-	long v4 = count_keys(m->buckets_v4);
-	long v6 = count_keys(m->buckets_v6);
+	long v4 = xrl_count_bucket_entries(m->buckets_v4);
+	long v6 = xrl_count_bucket_entries(m->buckets_v6);
 
 	if (v4 < 0)
 		return v4;
@@ -407,18 +432,19 @@ static int top_cmp(const void *a, const void *b)
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 {
 	int ncpu = libbpf_num_possible_cpus(), c, k, cnt = 0;
-	static __u32 keys[XRL_SKETCH_SLOTS];
 	struct xrl_sketch_slot *all, *vals;
 	struct xrl_top_entry *res;
-	__u32 slot, count = XRL_SKETCH_SLOTS, batch;
+	__u32 slot, count = XRL_SKETCH_SLOTS, batch, *keys;
 
 	if (ncpu < 0)
 		return ncpu;
 	all = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*all));
 	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
-	if (!all || !res) {
+	keys = calloc(XRL_SKETCH_SLOTS, sizeof(*keys));
+	if (!all || !res || !keys) {
 		free(all);
 		free(res);
+		free(keys);
 		return -ENOMEM;
 	}
 	/* every slot of every CPU in one syscall */
@@ -427,6 +453,7 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 		c = -errno;
 		free(all);
 		free(res);
+		free(keys);
 		return c;
 	}
 	for (slot = 0; slot < count; slot++) {
@@ -451,6 +478,7 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 	}
 	qsort(res, (size_t)cnt, sizeof(*res), top_cmp);
 	free(all);
+	free(keys);
 	*out = res;
 	*n = cnt;
 	return 0;

@@ -66,6 +66,9 @@ struct xrl_top_entry {
 	__u64 last_ns;    /* CLOCK_MONOTONIC of its last drop */
 };
 
+/* `xrl top` and the exporter show the sources that had a drop this recently. */
+#define XRL_TOP_RECENT_NS (10ULL * 1000000000ULL)
+
 /* Every source in the sketch, most drops first. *out is malloc'd. */
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
 /* Packets a source's bucket admitted (0 when it has none: deny rules, evicted). */
@@ -73,6 +76,8 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 
 /* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
+/* Live buckets of one bucket map (buckets_v4 or buckets_v6), or -errno. */
+long xrl_count_bucket_entries(int fd);
 __u32 xrl_map_max_entries(int fd);
 /* Kernel memory charged to a map (its fdinfo "memlock"), in bytes. */
 unsigned long long xrl_map_memlock(int fd);

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The Prometheus text exposition of one instance, read from its maps at
+ * scrape time, and the health /healthz reports. Counters are computed as
+ * `xrl stats --json` computes them, in the same order, so both give the
+ * same numbers for the same instant.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "xrl_cli.h"
+#include "xrl_metrics.h"
+#include "xrl_rule.h"
+
+/* Everything one scrape reports, read before anything is written. */
+struct scrape {
+	struct xrl_global_stats g;
+	struct xrl_rule_def *defs;
+	__u32 *ids;
+	struct xrl_rule_stats *rs;
+	int n;
+	int *by_id;           /* rule id -> index in defs + 1, 0 for no rule */
+	long tracked[2];      /* live buckets: IPv4, IPv6 */
+	__u32 capacity[2];
+	struct xrl_top_entry *top;
+	int ntop;
+};
+
+static void scrape_free(struct scrape *s)
+{
+	free(s->defs);
+	free(s->ids);
+	free(s->rs);
+	free(s->by_id);
+	free(s->top);
+}
+
+/*
+ * Share the instance lock with `xrl stats` so that a scrape never sees half
+ * a rule change. Bounded, so that a stuck writer fails scrapes instead of
+ * hanging them. No pin directory any more means the instance was detached:
+ * nobody changes the maps we hold, and /healthz says what happened.
+ */
+static int lock_shared(const char *dir, int *fd)
+{
+	int waited, err;
+
+	*fd = -1;
+	if (!dir)
+		return 0;
+	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	for (waited = 0;; waited += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+
+		if (flock(*fd, LOCK_SH | LOCK_NB) == 0)
+			return 0;
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (err != -EBUSY || waited >= XRL_METRICS_LOCK_WAIT_MS)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	close(*fd);
+	*fd = -1;
+	return err;
+}
+
+static int scrape_read(const struct xrl_maps *m, struct scrape *s)
+{
+	int i, err;
+
+	memset(s, 0, sizeof(*s));
+	s->defs = calloc(XRL_MAX_RULES, sizeof(*s->defs));
+	s->ids = calloc(XRL_MAX_RULES, sizeof(*s->ids));
+	s->rs = calloc(XRL_MAX_RULES, sizeof(*s->rs));
+	s->by_id = calloc(XRL_MAX_RULES, sizeof(*s->by_id));
+	if (!s->defs || !s->ids || !s->rs || !s->by_id)
+		return -ENOMEM;
+	/* the order of xrl_cmd_stats: totals, rules, sources, then each rule's counters */
+	if ((err = xrl_read_global(m, &s->g)) || (err = xrl_ruleset_read(m, s->defs, s->ids, &s->n)))
+		return err;
+	s->tracked[0] = xrl_count_bucket_entries(m->buckets_v4);
+	s->tracked[1] = xrl_count_bucket_entries(m->buckets_v6);
+	if (s->tracked[0] < 0)
+		return (int)s->tracked[0];
+	if (s->tracked[1] < 0)
+		return (int)s->tracked[1];
+	s->capacity[0] = xrl_map_max_entries(m->buckets_v4);
+	s->capacity[1] = xrl_map_max_entries(m->buckets_v6);
+	for (i = 0; i < s->n; i++) {
+		if ((err = xrl_read_rule_stats(m, s->ids[i], &s->rs[i])))
+			return err;
+		s->by_id[s->ids[i]] = i + 1;
+	}
+	return xrl_top_read(m, &s->top, &s->ntop);
+}
+
+/* A label value as the exposition format wants it: \ " and newline escaped. */
+static void put_label(FILE *f, const char *sep, const char *name, const char *v)
+{
+	fprintf(f, "%s%s=\"", sep, name);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{instance="..."} v */
+static void instance_sample(FILE *f, const char *name, const char *instance, unsigned long long v)
+{
+	fputs(name, f);
+	put_label(f, "{", "instance", instance);
+	fprintf(f, "} %llu\n", v);
+}
+
+/* A family with one series per instance. */
+static void instance_family(FILE *f, const char *name, const char *type, const char *help,
+			    const char *instance, unsigned long long v)
+{
+	family(f, name, type, help);
+	instance_sample(f, name, instance, v);
+}
+
+/* name{instance="...",LABEL="value"} v */
+static void labelled_sample(FILE *f, const char *name, const char *instance, const char *label,
+			    const char *value, unsigned long long v)
+{
+	fputs(name, f);
+	put_label(f, "{", "instance", instance);
+	put_label(f, ",", label, value);
+	fprintf(f, "} %llu\n", v);
+}
+
+/* Per rule: name{instance,rule,action="pass"|"drop"}. */
+static void rule_family(FILE *f, const struct scrape *s, const char *instance, const char *name,
+			const char *help, bool bytes)
+{
+	int i, a;
+
+	family(f, name, "counter", help);
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		for (a = 0; a < 2; a++) {
+			__u64 v = a == 0 ? (bytes ? s->rs[i].passed_bytes : s->rs[i].passed)
+					 : (bytes ? s->rs[i].dropped_bytes : s->rs[i].dropped);
+
+			fputs(name, f);
+			put_label(f, "{", "instance", instance);
+			put_label(f, ",", "rule", match);
+			put_label(f, ",", "action", a == 0 ? "pass" : "drop");
+			fprintf(f, "} %llu\n", (unsigned long long)v);
+		}
+	}
+}
+
+/*
+ * The top_k sources with the most drops among those that dropped in the
+ * last XRL_TOP_RECENT_NS, as `xrl top` lists them: at most top_k series
+ * whatever a random-source flood puts in the sketch. Sources of deleted
+ * rules are left out: they have no rule to name, and two of them with the
+ * same address would be the same series.
+ */
+static void top_family(FILE *f, const struct scrape *s, const char *instance, int top_k)
+{
+	static const char name[] = "xrl_top_source_dropped_packets";
+	struct timespec ts;
+	__u64 now;
+	int i, shown = 0;
+
+	family(f, name, "gauge",
+	       "Estimated drops of the sources dropped most in the last 10 s, at most the top K of them "
+	       "(per-CPU drop sketch sampled 1 drop in 8; counts start when a source takes its sketch "
+	       "slot; rule counters are exact).");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	for (i = 0; i < s->ntop && shown < top_k; i++) {
+		const struct xrl_top_entry *t = &s->top[i];
+		const struct xrl_rule_def *d;
+		char src[64], match[192];
+
+		if (now > t->last_ns && now - t->last_ns > XRL_TOP_RECENT_NS)
+			continue;
+		if (t->key.rule_id >= XRL_MAX_RULES || !s->by_id[t->key.rule_id])
+			continue;
+		d = &s->defs[s->by_id[t->key.rule_id] - 1];
+		xrl_source_format(&t->key, d, src, sizeof(src));
+		xrl_rule_format_match(d, match, sizeof(match));
+		fputs(name, f);
+		put_label(f, "{", "instance", instance);
+		put_label(f, ",", "source", src);
+		put_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)t->dropped);
+		shown++;
+	}
+}
+
+static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metrics_opts *o)
+{
+	static const char *const fam[2] = { "ipv4", "ipv6" };
+	const char *in = o->instance ? o->instance : "default";
+	long live = s->tracked[0] + s->tracked[1];
+	/* the controller never deletes buckets: whatever left the tables was evicted */
+	__u64 evicted = s->g.sources_created > (__u64)live ? s->g.sources_created - (__u64)live : 0;
+	int i;
+
+	rule_family(f, s, in, "xrl_packets_total",
+		    "Packets matched by each rule (its prefix and match), passed or dropped.", false);
+	rule_family(f, s, in, "xrl_bytes_total",
+		    "Bytes of the packets matched by each rule, passed or dropped.", true);
+
+	family(f, "xrl_instance_packets_total", "counter",
+	       "Every frame the instance saw, passed or dropped for whatever reason.");
+	labelled_sample(f, "xrl_instance_packets_total", in, "action", "pass",
+			s->g.packets - s->g.dropped);
+	labelled_sample(f, "xrl_instance_packets_total", in, "action", "drop", s->g.dropped);
+	family(f, "xrl_instance_bytes_total", "counter",
+	       "Bytes of every frame the instance saw, passed or dropped.");
+	labelled_sample(f, "xrl_instance_bytes_total", in, "action", "pass",
+			s->g.bytes - s->g.dropped_bytes);
+	labelled_sample(f, "xrl_instance_bytes_total", in, "action", "drop", s->g.dropped_bytes);
+
+	instance_family(f, "xrl_malformed_packets_total", "counter",
+			"Truncated or invalid IP packets, passed or dropped by the --malformed policy.",
+			in, s->g.malformed);
+	instance_family(f, "xrl_non_ip_packets_total", "counter",
+			"Frames that are not IP, passed untouched.", in, s->g.non_ip);
+	instance_family(f, "xrl_no_rule_packets_total", "counter",
+			"IP packets that matched no rule, passed.", in, s->g.no_rule);
+
+	family(f, "xrl_sources_tracked", "gauge",
+	       "Sources with a bucket now, per bucket table (one per address family).");
+	for (i = 0; i < 2; i++)
+		labelled_sample(f, "xrl_sources_tracked", in, "family", fam[i],
+				(unsigned long long)s->tracked[i]);
+	family(f, "xrl_sources_capacity", "gauge",
+	       "Size of each bucket table (attach --max-sources); a full table evicts its least "
+	       "recently used source.");
+	for (i = 0; i < 2; i++)
+		labelled_sample(f, "xrl_sources_capacity", in, "family", fam[i], s->capacity[i]);
+	instance_family(f, "xrl_sources_created_total", "counter",
+			"Buckets created for new sources, both tables.", in, s->g.sources_created);
+	instance_family(f, "xrl_source_evictions_total", "counter",
+			"Buckets a full table evicted for newer sources (created minus tracked).", in,
+			evicted);
+	instance_family(f, "xrl_insert_failed_packets_total", "counter",
+			"Packets decided without a bucket because none could be created.", in,
+			s->g.insert_failed);
+	instance_family(f, "xrl_cas_contended_packets_total", "counter",
+			"Packets dropped because their bucket's compare-and-swap lost 8 times in a row.",
+			in, s->g.cas_contended);
+	instance_family(f, "xrl_rules", "gauge", "Rules in force.", in, (unsigned long long)s->n);
+	top_family(f, s, in, o->top_k);
+}
+
+int xrl_metrics_render(FILE *out, const struct xrl_metrics_opts *o, const struct xrl_maps *m,
+		       xrl_metrics_extra_fn extra, void *arg)
+{
+	struct scrape s;
+	int lock_fd, err;
+
+	if ((err = lock_shared(o->pin_dir, &lock_fd)))
+		return err;
+	err = scrape_read(m, &s);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	if (!err) {
+		write_scrape(out, &s, o);
+		if (extra)
+			extra(out, arg);
+		if (fflush(out) || ferror(out))
+			err = -EIO;
+	}
+	scrape_free(&s);
+	return err;
+}
+
+/* Kernel id of a map, or 0. */
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+int xrl_metrics_health(const struct xrl_metrics_opts *o, const struct xrl_maps *m, char *reason,
+		       size_t len)
+{
+	const char *in = o->instance ? o->instance : "default";
+	struct xrl_global_stats g;
+	char path[512];
+	int err, fd;
+	__u32 ours;
+
+	if ((err = xrl_read_global(m, &g))) {
+		snprintf(reason, len, "cannot read the counters of instance '%s': %s", in,
+			 strerror(-err));
+		return err;
+	}
+	if (!o->pin_dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/xrl_stats", o->pin_dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT)
+			snprintf(reason, len, "instance '%s' is not attached: nothing is pinned at %s",
+				 in, path);
+		else
+			snprintf(reason, len, "cannot open %s: %s", path, strerror(-err));
+		return err;
+	}
+	ours = map_id(m->stats);
+	if (map_id(fd) != ours) {
+		close(fd);
+		snprintf(reason, len,
+			 "instance '%s' was detached and attached again: the maps read are no longer "
+			 "the ones pinned in %s (restart the daemon)", in, o->pin_dir);
+		return -ESTALE;
+	}
+	close(fd);
+	return 0;
+}
