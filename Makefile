@@ -18,8 +18,8 @@ USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
 LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
-# the daemon's fleet sync through Redis, also linked by the Redis tests
-FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c
+# the daemon: fleet sync through Redis (also linked by the Redis tests), limit events
+FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c user/xrl_events.c
 FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
 LIBS_FLEET := -lhiredis -lpthread -lm
 XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \

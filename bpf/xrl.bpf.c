@@ -110,6 +110,19 @@ struct {
 	__type(value, struct xrl_fleet_floor);
 } xrl_fleet_floor SEC(".maps");
 
+/* Limit events: see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XRL_EVENTS_RING);
+} xrl_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_LIMITED_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_limited);
+} xrl_limited SEC(".maps");
+
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
 struct {
@@ -318,6 +331,57 @@ static __always_inline void xrl_sketch_drop(const struct xrl_bucket_key *key, __
 	} else {
 		s->dropped -= XRL_SKETCH_SAMPLE;
 	}
+}
+
+/* The in-kernel bound on limit events: a GCRA over the whole instance. */
+static __always_inline int xrl_event_allowed(struct xrl_config *cfg, __u64 now_ns)
+{
+	const __u64 interval = 1000000000ull / XRL_EVENTS_PER_SEC;
+	__u64 old = cfg->event_tat, next;
+
+	if (!xrl_gcra_admit((__s64)(old - now_ns) > 0 ? old : now_ns, now_ns, interval,
+			    interval * XRL_EVENTS_BURST, 1, &next))
+		return 0;
+	return __sync_val_compare_and_swap(&cfg->event_tat, old, next) == old;
+}
+
+/*
+ * A sampled drop of a limit rule: the first one of a source not yet known
+ * as limited writes a "limited" event; later ones keep its last drop time
+ * fresh so the daemon can tell when it went quiet.
+ */
+static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, __u64 now_ns,
+					     struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+	struct xrl_limited nl = { .since_ns = now_ns, .last_drop_ns = now_ns };
+	struct xrl_limited *l = bpf_map_lookup_elem(&xrl_limited, key);
+	struct xrl_event *ev;
+
+	if (l) {
+		if (now_ns - l->last_drop_ns > XRL_LIMITED_TOUCH_NS)
+			l->last_drop_ns = now_ns;
+		return;
+	}
+	if (!xrl_event_allowed(cfg, now_ns)) {
+		gs->events_suppressed++;   /* not recorded either: a later drop tries again */
+		return;
+	}
+	ev = bpf_ringbuf_reserve(&xrl_events, sizeof(*ev), 0);
+	if (!ev) {
+		gs->events_suppressed++;
+		return;
+	}
+	if (bpf_map_update_elem(&xrl_limited, key, &nl, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(ev, 0);   /* another CPU reported it */
+		return;
+	}
+	ev->type = XRL_EV_LIMITED;
+	ev->_pad = 0;
+	ev->time_ns = now_ns;
+	ev->key = *key;
+	ev->_pad2 = 0;
+	bpf_ringbuf_submit(ev, 0);
+	gs->events++;
 }
 
 static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct xrl_pkt *p,
@@ -563,6 +627,8 @@ int xrl_xdp(struct xdp_md *ctx)
 			now_ns = bpf_ktime_get_coarse_ns();
 		xrl_make_key(r, &p, &key);
 		xrl_sketch_drop(&key, now_ns);
+		if (r->action == XRL_ACT_LIMIT)
+			xrl_note_limited(&key, now_ns, cfg, gs);
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;

@@ -176,6 +176,8 @@ struct xrl_global_stats {
 	__u64 sources_created;  /* buckets inserted; evictions = created - live */
 	__u64 insert_failed;    /* bucket could not be created: packet decided without state */
 	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */
+	__u64 events;           /* limit events written to the ring buffer */
+	__u64 events_suppressed;  /* limit events over the in-kernel bound, or ring full */
 };
 
 /* Runtime knobs and instance settings in the single-entry xrl_config array. */
@@ -192,6 +194,7 @@ struct xrl_config {
 	 */
 	__u64 tick_ns;
 	__u64 jiffy_off;
+	__u64 event_tat;        /* GCRA word of the in-kernel bound on limit events */
 };
 
 /*
@@ -229,6 +232,40 @@ struct xrl_iface {
 };
 
 #define XRL_MAX_IFACES 64
+
+/*
+ * Limit events. The data path writes one to the xrl_events ring buffer when
+ * a source of a limit rule starts being dropped (noticed on the sampled
+ * drops, so within ~XRL_SKETCH_SAMPLE drops of the CPU), and records the
+ * source in xrl_limited; the daemon logs it, and logs the source back under
+ * its limit once no drop was seen for a quiet period, then deletes the
+ * entry, which re-arms the event. Events are bounded in the kernel, so a
+ * random-source flood cannot flood the log: XRL_EVENTS_PER_SEC on average,
+ * bursts of XRL_EVENTS_BURST; the rest are counted as suppressed.
+ */
+#define XRL_EVENTS_PER_SEC 100
+#define XRL_EVENTS_BURST   100
+#define XRL_EVENTS_RING    (256 * 1024)
+#define XRL_LIMITED_SOURCES 16384
+#define XRL_LIMITED_TOUCH_NS 100000000ull   /* last_drop_ns is refreshed at most every 100 ms */
+
+enum xrl_event_type {
+	XRL_EV_LIMITED = 1,
+};
+
+struct xrl_event {
+	__u32 type;        /* enum xrl_event_type */
+	__u32 _pad;
+	__u64 time_ns;     /* CLOCK_MONOTONIC (or the jiffy clock: up to two ticks behind) */
+	struct xrl_bucket_key key;
+	__u32 _pad2;
+};
+
+/* A source being limited: xrl_limited, created by the data path, deleted by the daemon. */
+struct xrl_limited {
+	__u64 since_ns;      /* its first sampled drop */
+	__u64 last_drop_ns;  /* a recent sampled drop (refreshed at most every 100 ms) */
+};
 
 /*
  * Fleet-wide (--global) rules. The data path never talks to Redis: it counts

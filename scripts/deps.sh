@@ -4,7 +4,7 @@
 set -e
 PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev
 libcmocka-dev libjansson-dev libhiredis-dev redis-server libmicrohttpd-dev netsniff-ng
-iproute2 nftables iptables util-linux man-db jq perl tmux prometheus"
+iproute2 nftables iptables util-linux man-db jq perl tmux prometheus curl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -35,6 +35,7 @@ static const char usage_text[] =
 	"  top [-n N]\n"
 	"  daemon [--redis URL] [--host-id ID] [--sync-interval MS]\n"
 	"         [--on-redis-failure local|open|closed] [--rules FILE] [--log-format text|json]\n"
+	"         [--metrics [ADDR:PORT]] [--metrics-top K] [--quiet-after SEC]\n"
 	"See xrl(8).\n";
 
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)

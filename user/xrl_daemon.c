@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "xrl_cli.h"
+#include "xrl_events.h"
 #include "xrl_fleet.h"
 #include "xrl_log.h"
+#include "xrl_metrics.h"
 #include "xrl_rule.h"
 
 static volatile sig_atomic_t stop_sig, reload_req;
@@ -39,13 +41,16 @@ struct daemon_opts {
 	const char *host_id;
 	const char *rules_file;
 	const char *log_format;
+	const char *metrics;     /* listen address, "" for the default; NULL: no endpoint */
+	int metrics_top;
 	__u64 interval_ns;
+	__u64 quiet_ns;
 	enum xrl_fleet_policy policy;
 };
 
 enum {
 	OPT_REDIS = 256, OPT_HOST_ID, OPT_INTERVAL, OPT_FAILURE, OPT_RULES, OPT_LOG_FORMAT,
-	OPT_INSTANCE,
+	OPT_INSTANCE, OPT_METRICS, OPT_METRICS_TOP, OPT_QUIET,
 };
 
 static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_opts *o)
@@ -58,6 +63,9 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 		{ "rules", required_argument, 0, OPT_RULES },
 		{ "log-format", required_argument, 0, OPT_LOG_FORMAT },
 		{ "instance", required_argument, 0, OPT_INSTANCE },
+		{ "metrics", optional_argument, 0, OPT_METRICS },
+		{ "metrics-top", required_argument, 0, OPT_METRICS_TOP },
+		{ "quiet-after", required_argument, 0, OPT_QUIET },
 		{ 0, 0, 0, 0 },
 	};
 	char err[XRL_ERRLEN];
@@ -104,6 +112,22 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 						 "invalid --log-format '%s': expected text or json", optarg);
 			o->log_format = optarg;
 			break;
+		case OPT_METRICS:
+			/* the address is optional: take the next word unless it is an option */
+			if (!optarg && optind < argc && argv[optind][0] != '-')
+				optarg = argv[optind++];
+			o->metrics = optarg ? optarg : "";
+			break;
+		case OPT_METRICS_TOP:
+			if (xrl_parse_uint("--metrics-top", optarg, 0, 1000, &v, err, sizeof(err)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+			o->metrics_top = (int)v;
+			break;
+		case OPT_QUIET:
+			if (xrl_parse_uint("--quiet-after (seconds)", optarg, 1, 3600, &v, err, sizeof(err)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+			o->quiet_ns = v * 1000000000ull;
+			break;
 		case OPT_INSTANCE:
 			if (!xrl_valid_instance(optarg))
 				return xrl_error(ctx, XRL_EXIT_USAGE,
@@ -117,7 +141,7 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 				return xrl_error(ctx, XRL_EXIT_USAGE, "option '%s' needs a value",
 						 argv[optind - 1]);
 			return xrl_error(ctx, XRL_EXIT_USAGE,
-					 "unknown option '%s': expected --redis, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format or --instance",
+					 "unknown option '%s': expected --redis, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format, --metrics, --metrics-top, --quiet-after or --instance",
 					 argv[optind - 1]);
 		}
 	}
@@ -154,7 +178,8 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 }
 
 /* The rule set in force, read under the shared lock so a rule change is seen whole. */
-static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_fleet *f)
+static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_fleet *f,
+		      struct xrl_events *ev)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
@@ -167,6 +192,8 @@ static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_
 	xrl_unlock(ctx);
 	if (!rc)
 		xrl_fleet_set_rules(f, defs, ids, n);
+	if (!rc && ev)
+		xrl_events_set_rules(ev, defs, ids, n);
 	return rc;
 }
 
@@ -179,7 +206,11 @@ static bool still_attached(const struct xrl_ctx *ctx)
 	return stat(path, &st) == 0;
 }
 
-static void sleep_until(struct timespec *next, __u64 interval_ns)
+/*
+ * Until the next round: log limit events as they come. A signal cuts the
+ * wait short; the loop then checks what it asked for.
+ */
+static void wait_round(struct timespec *next, __u64 interval_ns, struct xrl_events *ev)
 {
 	__u64 now = xrl_mono_ns(), at;
 
@@ -188,15 +219,24 @@ static void sleep_until(struct timespec *next, __u64 interval_ns)
 		at = now + interval_ns;   /* a slow round: start the next one a full interval later */
 	next->tv_sec = at / 1000000000ull;
 	next->tv_nsec = at % 1000000000ull;
-	/* a signal cuts the sleep short; the loop then checks what it asked for */
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+	if (!ev) {
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+		return;
+	}
+	while (!stop_sig && !reload_req && (now = xrl_mono_ns()) < at)
+		xrl_events_poll(ev, (int)((at - now + 999999) / 1000000));
 }
 
 int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	static struct xrl_fleet fleet;
-	struct daemon_opts o = { .interval_ns = 100000000ull, .log_format = "text" };
-	char err[XRL_ERRLEN], host[128];
+	struct daemon_opts o = { .interval_ns = 100000000ull, .log_format = "text",
+				 .quiet_ns = 5000000000ull,
+				 .metrics_top = XRL_METRICS_DEFAULT_TOP };
+	struct xrl_metrics_opts mo = { 0 };
+	struct xrl_metrics *metrics = NULL;
+	struct xrl_events *events = NULL;
+	char err[XRL_ERRLEN], host[128], listen[300];
 	struct sigaction sa = { 0 };
 	struct timespec next;
 	struct xrl_maps m;
@@ -216,6 +256,9 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (o.redis_url && xrl_redis_parse_url(o.redis_url, &fleet.redis.url, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if (o.metrics && xrl_metrics_parse_listen(o.metrics, listen, sizeof(listen), &mo, err,
+						  sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "invalid --metrics: %s", err);
 	rc = xrl_instance_open(ctx, &m);
 	if (rc)
 		return rc;
@@ -232,6 +275,20 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_maps_close(&m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "out of memory");
 	}
+	if (o.metrics) {
+		mo.top_k = o.metrics_top;
+		mo.instance = ctx->instance;
+		mo.pin_dir = ctx->pin_dir;
+		metrics = xrl_metrics_start(&mo, &m, o.redis_url ? xrl_fleet_metrics : NULL, &fleet,
+					    err, sizeof(err));
+		if (!metrics) {
+			xrl_fleet_free(&fleet);
+			xrl_maps_close(&m);
+			return xrl_error(ctx, XRL_EXIT_FAIL, "cannot serve metrics: %s", err);
+		}
+		xrl_log(XRL_LOG_INFO, strchr(mo.addr, ':') ? "metrics on http://[%s]:%u/metrics" :
+			"metrics on http://%s:%u/metrics", mo.addr, xrl_metrics_port(metrics));
+	}
 	/* every Redis call gives up after half an interval (5 ms to 1 s), so a round fits its interval */
 	now = o.interval_ns / 2;
 	if (now < 5000000ull)
@@ -240,6 +297,10 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 		now = 1000000000ull;
 	fleet.redis.timeout.tv_sec = now / 1000000000ull;
 	fleet.redis.timeout.tv_usec = (now % 1000000000ull) / 1000;
+
+	events = xrl_events_open(&m, o.quiet_ns);
+	if (!events)
+		xrl_log(XRL_LOG_WARN, "no limit events: cannot read the ring buffer (%s)", strerror(errno));
 
 	sa.sa_handler = on_stop;   /* no SA_RESTART: signals cut the sleep short */
 	sigaction(SIGTERM, &sa, NULL);
@@ -273,20 +334,26 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 		}
 		if (!still_attached(ctx)) {
 			xrl_log(XRL_LOG_ERR, "instance '%s' was detached: stopping", ctx->instance);
+			xrl_metrics_stop(metrics);
+			xrl_events_close(events);
 			xrl_fleet_free(&fleet);
 			xrl_maps_close(&m);
 			return XRL_EXIT_FAIL;
 		}
-		rc = read_rules(ctx, &m, &fleet);
+		rc = read_rules(ctx, &m, &fleet, events);
 		if (rc)
 			xrl_log(XRL_LOG_ERR, "cannot read the rule set: %s", strerror(-rc));
 		else if (o.redis_url && (rc = xrl_fleet_round(&fleet)))
 			xrl_log(XRL_LOG_ERR, "fleet round failed: %s", strerror(-rc));
-		sleep_until(&next, o.interval_ns);
+		if (events)
+			xrl_events_sweep(events);
+		wait_round(&next, o.interval_ns, events);
 	}
 	if (o.redis_url)
 		xrl_fleet_release(&fleet);
 	xrl_log(XRL_LOG_INFO, "stopped by %s", stop_sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	xrl_metrics_stop(metrics);
+	xrl_events_close(events);
 	xrl_fleet_free(&fleet);
 	xrl_maps_close(&m);
 	return 0;

@@ -141,6 +141,7 @@ void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, c
 	int i;
 
 	memset(in_set, 0, sizeof(in_set));
+	pthread_mutex_lock(&f->lock);   /* the metrics thread reads names and shares */
 	for (i = 0; i < n; i++) {
 		const struct xrl_rule_def *d = &defs[i];
 		struct xrl_fleet_rule_state *rs = &f->rules[ids[i]];
@@ -165,6 +166,7 @@ void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, c
 	for (i = 0; i < XRL_MAX_RULES; i++)
 		if (!in_set[i])
 			f->rules[i].global = false;
+	pthread_mutex_unlock(&f->lock);
 }
 
 /* Every entry of a hash map, batched. Number read, or -errno. */
@@ -356,10 +358,12 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 elapsed)
 		} else {
 			struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[i]];
 
+			pthread_mutex_lock(&f->lock);
 			rs->hosts = a > 0 ? (__u32)a : 1;
 			rs->share = rs->rate_ewma > 0 && b > 0 ? rs->rate_ewma / b : 1.0 / rs->hosts;
 			if (rs->share > 1)
 				rs->share = 1;
+			pthread_mutex_unlock(&f->lock);
 		}
 	}
 	xrl_redis_calls_free(f->calls, nc);

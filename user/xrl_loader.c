@@ -93,7 +93,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	__u64 max_sources = 0;
 	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };

@@ -66,7 +66,9 @@ void xrl_log_event(enum xrl_log_level level, const char *msg, json_t *fields)
 		fprintf(stderr, "%s xrl[%s] %s: %s", ts, inst, level_name[level], msg);
 		if (fields)
 			json_object_foreach(fields, key, v) {
-				if (json_is_string(v))
+				if (json_is_string(v) && strpbrk(json_string_value(v), " \"="))
+					fprintf(stderr, " %s=\"%s\"", key, json_string_value(v));
+				else if (json_is_string(v))
 					fprintf(stderr, " %s=%s", key, json_string_value(v));
 				else if (json_is_integer(v))
 					fprintf(stderr, " %s=%lld", key, (long long)json_integer_value(v));

@@ -27,6 +27,8 @@ struct xrl_maps {
 	int fleet_rules;
 	int fleet_used;
 	int fleet_floor;
+	int events;
+	int limited;
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
