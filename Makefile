@@ -16,7 +16,8 @@ USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
 LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
-XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c
+XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
+	     user/xrl_term.c user/xrl_watch.c user/xrl_top_watch.c user/xrl_stats_watch.c
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule

@@ -30,8 +30,8 @@ static const char usage_text[] =
 	"  rule list\n"
 	"  rule load FILE\n"
 	"  rule save\n"
-	"  stats\n"
-	"  top [-n N]\n"
+	"  stats [--watch [--interval SEC]]\n"
+	"  top [-n N] [--watch [--interval SEC]]\n"
 	"See xrl(8).\n";
 
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* top: the sources with the most drops now, from the per-CPU drop sketch. */
-#include <arpa/inet.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,25 +9,18 @@
 
 #include "xrl_cli.h"
 #include "xrl_rule.h"
+#include "xrl_watch.h"
 
-#define XRL_TOP_RECENT_NS (10ULL * 1000000000ULL)   /* "now": dropped in the last 10 s */
-
-static void source_text(const struct xrl_bucket_key *k, const struct xrl_rule_def *d,
-			char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN];
-	unsigned full = k->family == 4 ? 32 : 128;
-
-	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, a, sizeof(a));
-	if (d && d->action == XRL_ACT_LIMIT && d->per_len < full)
-		snprintf(buf, len, "%s/%u", a, d->per_len);
-	else
-		snprintf(buf, len, "%s", a);
-}
+#define TOP_USAGE "usage: xrl top [-n N] [--watch [--interval SEC]]"
 
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { "count", required_argument, 0, 'n' }, { 0, 0, 0, 0 } };
+	static const struct option opts[] = {
+		{ "count", required_argument, 0, 'n' },
+		{ "watch", no_argument, 0, 'w' },
+		{ "interval", required_argument, 0, 'd' },
+		{ 0, 0, 0, 0 },
+	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_top_entry *top = NULL;
@@ -35,19 +28,42 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	struct timespec ts;
 	char msg[XRL_ERRLEN];
 	__u64 count = 10, now;
+	const char *interval = NULL;
+	bool watch = false, count_given = false;
+	double secs = XRL_WATCH_DEFAULT_S;
 	json_t *arr;
 	int c, n, nd, i, shown = 0, rc;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
-		if (c != 'n')
-			return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
-		if (xrl_parse_uint("-n", optarg, 1, 100000, &count, msg, sizeof(msg)))
-			return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
+	while ((c = getopt_long(argc, argv, "n:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (xrl_parse_uint("-n", optarg, 1, 100000, &count, msg, sizeof(msg)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
+			count_given = true;
+			break;
+		case 'w':
+			watch = true;
+			break;
+		case 'd':
+			interval = optarg;
+			break;
+		default:
+			return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
+		}
 	}
 	if (optind != argc)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
+		return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
+	if (interval && !watch)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
+	if (watch) {
+		if ((interval && (rc = xrl_watch_interval(ctx, interval, &secs))) ||
+		    (rc = xrl_watch_usable(ctx, "top")))
+			return rc;
+		/* without -n the live view fills the terminal */
+		return xrl_top_watch(ctx, secs, count_given ? count : UINT64_MAX);
+	}
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	if (xrl_ruleset_read(&m, defs, ids, &nd) || xrl_top_read(&m, &top, &n)) {
@@ -74,7 +90,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 				d = &defs[j];
 		if (d)
 			xrl_rule_format_match(d, rule, sizeof(rule));
-		source_text(&top[i].key, d, src, sizeof(src));
+		xrl_fmt_source(&top[i].key, d, src, sizeof(src));
 		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
 		shown++;
 		if (ctx->json) {

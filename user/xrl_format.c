@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Units people read, for the human tables. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <xdp/libxdp.h>
 #include "xrl_cli.h"
@@ -39,6 +40,19 @@ void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%llu/%s", (unsigned long long)d->rate,
 		 d->rate_period == 3600 ? "h" : d->rate_period == 60 ? "m" : "s");
+}
+
+void xrl_fmt_source(const struct xrl_bucket_key *k, const struct xrl_rule_def *d, char *buf,
+		    size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	unsigned full = k->family == 4 ? 32 : 128;
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, a, sizeof(a));
+	if (d && d->action == XRL_ACT_LIMIT && d->per_len < full)
+		snprintf(buf, len, "%s/%u", a, d->per_len);
+	else
+		snprintf(buf, len, "%s", a);
 }
 
 const char *xrl_action_name(__u8 action)
