@@ -23,7 +23,7 @@ FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.
 FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
 LIBS_FLEET := -lhiredis -lpthread -lm
 XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
-	     user/xrl_daemon.c
+	     user/xrl_daemon.c user/xrl_term.c user/xrl_watch.c user/xrl_top_watch.c user/xrl_stats_watch.c
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule

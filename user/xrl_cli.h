@@ -54,6 +54,7 @@ int xrl_iface_count(const struct xrl_maps *m);
 void xrl_fmt_count(double v, char *buf, size_t len);
 void xrl_fmt_bytes(double v, char *buf, size_t len);
 void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len);
+/* A bucket key as top shows it: the address, with /LEN when its rule's --per groups sources. */
 const char *xrl_action_name(__u8 action);
 /*
  * A bucket key's source as `top` and the exporter name it: the address, with

@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* stats: totals and per-rule counters, summed over CPUs. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "xrl_cli.h"
 #include "xrl_rule.h"
+#include "xrl_watch.h"
+
+#define STATS_USAGE "usage: xrl stats [--watch [--interval SEC]]"
 
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "watch", no_argument, 0, 'w' },
+		{ "interval", required_argument, 0, 'd' },
+		{ 0, 0, 0, 0 },
+	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_global_stats g;
@@ -15,11 +24,31 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	long sources;
 	__u64 evicted, passed, passed_bytes;
 	json_t *o, *rules;
-	int n, i, rc;
+	const char *interval = NULL;
+	double secs = XRL_WATCH_DEFAULT_S;
+	bool watch = false;
+	int n, i, rc, c;
 
-	(void)argv;
-	if (argc != 1)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl stats");
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
+		if (c == 'w')
+			watch = true;
+		else if (c == 'd')
+			interval = optarg;
+		else
+			return xrl_error(ctx, XRL_EXIT_USAGE, STATS_USAGE);
+	}
+	if (optind != argc)
+		return xrl_error(ctx, XRL_EXIT_USAGE, STATS_USAGE);
+	if (interval && !watch)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
+	if (watch) {
+		if ((interval && (rc = xrl_watch_interval(ctx, interval, &secs))) ||
+		    (rc = xrl_watch_usable(ctx, "stats")))
+			return rc;
+		return xrl_stats_watch(ctx, secs);
+	}
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n)) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* top: the sources with the most drops now, from the per-CPU drop sketch. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +9,18 @@
 
 #include "xrl_cli.h"
 #include "xrl_rule.h"
+#include "xrl_watch.h"
+
+#define TOP_USAGE "usage: xrl top [-n N] [--watch [--interval SEC]]"
 
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = { { "count", required_argument, 0, 'n' }, { 0, 0, 0, 0 } };
+	static const struct option opts[] = {
+		{ "count", required_argument, 0, 'n' },
+		{ "watch", no_argument, 0, 'w' },
+		{ "interval", required_argument, 0, 'd' },
+		{ 0, 0, 0, 0 },
+	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_top_entry *top = NULL;
@@ -19,19 +28,42 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	struct timespec ts;
 	char msg[XRL_ERRLEN];
 	__u64 count = 10, now;
+	const char *interval = NULL;
+	bool watch = false, count_given = false;
+	double secs = XRL_WATCH_DEFAULT_S;
 	json_t *arr;
 	int c, n, nd, i, shown = 0, rc;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
-		if (c != 'n')
-			return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
-		if (xrl_parse_uint("-n", optarg, 1, 100000, &count, msg, sizeof(msg)))
-			return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
+	while ((c = getopt_long(argc, argv, "n:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (xrl_parse_uint("-n", optarg, 1, 100000, &count, msg, sizeof(msg)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
+			count_given = true;
+			break;
+		case 'w':
+			watch = true;
+			break;
+		case 'd':
+			interval = optarg;
+			break;
+		default:
+			return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
+		}
 	}
 	if (optind != argc)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl top [-n N]");
+		return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
+	if (interval && !watch)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
+	if (watch) {
+		if ((interval && (rc = xrl_watch_interval(ctx, interval, &secs))) ||
+		    (rc = xrl_watch_usable(ctx, "top")))
+			return rc;
+		/* without -n the live view fills the terminal */
+		return xrl_top_watch(ctx, secs, count_given ? count : UINT64_MAX);
+	}
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	if (xrl_ruleset_read(&m, defs, ids, &nd) || xrl_top_read(&m, &top, &n)) {

@@ -42,6 +42,7 @@ void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len)
 		 d->rate_period == 3600 ? "h" : d->rate_period == 60 ? "m" : "s");
 }
 
+
 const char *xrl_action_name(__u8 action)
 {
 	switch (action) {

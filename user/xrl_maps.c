@@ -429,34 +429,51 @@ static int top_cmp(const void *a, const void *b)
 	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
 }
 
-int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
+int xrl_sketch_read(const struct xrl_maps *m, struct xrl_sketch_slot **out, int *ncpu)
 {
-	int ncpu = libbpf_num_possible_cpus(), c, k, cnt = 0;
-	struct xrl_sketch_slot *all, *vals;
-	struct xrl_top_entry *res;
-	__u32 slot, count = XRL_SKETCH_SLOTS, batch, *keys;
+	__u32 count = XRL_SKETCH_SLOTS, batch, *keys;
+	struct xrl_sketch_slot *all;
+	int n = libbpf_num_possible_cpus(), err;
 
-	if (ncpu < 0)
-		return ncpu;
-	all = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*all));
-	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
+	if (n < 0)
+		return n;
+	/* on the heap: the metrics thread reads the sketch beside the daemon */
+	all = calloc((size_t)n * XRL_SKETCH_SLOTS, sizeof(*all));
 	keys = calloc(XRL_SKETCH_SLOTS, sizeof(*keys));
-	if (!all || !res || !keys) {
+	if (!all || !keys) {
 		free(all);
-		free(res);
 		free(keys);
 		return -ENOMEM;
 	}
-	/* every slot of every CPU in one syscall */
+	/* every slot of every CPU in one syscall; an array's keys come in index order */
 	if (bpf_map_lookup_batch(m->drop_sketch, NULL, &batch, keys, all, &count, NULL) &&
 	    errno != ENOENT) {
-		c = -errno;
+		err = -errno;
 		free(all);
-		free(res);
 		free(keys);
-		return c;
+		return err;
 	}
-	for (slot = 0; slot < count; slot++) {
+	free(keys);
+	*out = all;
+	*ncpu = n;
+	return 0;
+}
+
+int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
+{
+	struct xrl_sketch_slot *all, *vals;
+	struct xrl_top_entry *res;
+	int ncpu, c, k, cnt = 0, err;
+	__u32 slot;
+
+	if ((err = xrl_sketch_read(m, &all, &ncpu)))
+		return err;
+	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
+	if (!res) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (slot = 0; slot < XRL_SKETCH_SLOTS; slot++) {
 		int first = cnt;
 
 		vals = &all[(size_t)slot * ncpu];
@@ -478,7 +495,6 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 	}
 	qsort(res, (size_t)cnt, sizeof(*res), top_cmp);
 	free(all);
-	free(keys);
 	*out = res;
 	*n = cnt;
 	return 0;

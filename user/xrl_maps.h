@@ -71,6 +71,11 @@ struct xrl_top_entry {
 /* `xrl top` and the exporter show the sources that had a drop this recently. */
 #define XRL_TOP_RECENT_NS (10ULL * 1000000000ULL)
 
+/*
+ * The drop sketch as the data path left it: slot s of CPU c is
+ * (*out)[s * *ncpu + c], XRL_SKETCH_SLOTS x *ncpu entries, malloc'd.
+ */
+int xrl_sketch_read(const struct xrl_maps *m, struct xrl_sketch_slot **out, int *ncpu);
 /* Every source in the sketch, most drops first. *out is malloc'd. */
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
 /* Packets a source's bucket admitted (0 when it has none: deny rules, evicted). */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * top --watch: the sources dropping the most right now, with their rates.
+ *
+ * Drop rates come from the drop sketch, compared slot by slot and CPU by
+ * CPU with the previous reading. A slot's total only grows while its source
+ * holds it; when another source took it meanwhile (or the same one lost it
+ * and took it back: the total is smaller), everything it holds was counted
+ * since, so that is its share of the interval. Comparing merged totals
+ * instead would turn one CPU's lost slot into a negative rate for a source
+ * still flooding on the other CPUs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "xrl_rule.h"
+#include "xrl_watch.h"
+
+struct top_row {
+	struct xrl_bucket_key key;
+	__u64 dropped;      /* counted since the source took its slots (sampled estimate) */
+	__u64 drop_delta;   /* counted since the previous reading */
+	__u64 last_ns;
+	__u64 passed;
+	double pass_rate;   /* < 0: not known before the row's second reading */
+	char src[64], rule[192];
+};
+
+/* A shown row's passed count, for its pass rate at the next reading. */
+struct top_passed {
+	struct xrl_bucket_key key;
+	__u64 passed;
+};
+
+struct top_state {
+	double interval;
+	__u64 count;                    /* -n: at most this many rows */
+	int ncpu;
+	struct xrl_sketch_slot *prev;   /* the previous reading of the sketch, as read */
+	__u64 prev_ns, now_ns;
+	double secs;                    /* between the last two readings */
+	bool rates;                     /* two readings exist */
+	struct xrl_global_stats g, g_prev;
+	long sources;
+	struct top_row *rows;           /* sources that dropped in the last 10 s, ordered */
+	int nrows, nshown;              /* nshown: rows with text and passed filled in */
+	struct top_passed *memo;        /* the rows shown at the previous reading */
+	int nmemo;
+};
+
+static int by_rate(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->drop_delta != y->drop_delta)
+		return x->drop_delta < y->drop_delta ? 1 : -1;
+	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	return x->dropped < y->dropped ? 1 : x->dropped > y->dropped ? -1 : 0;
+}
+
+/* Merge the CPUs of each slot into one row per source, with drops since prev. */
+static int merge(const struct xrl_sketch_slot *cur, const struct xrl_sketch_slot *prev, int ncpu,
+		 __u64 now, struct top_row *rows)
+{
+	int slot, c, k, cnt = 0, out = 0;
+
+	for (slot = 0; slot < XRL_SKETCH_SLOTS; slot++) {
+		int first = cnt;   /* a source lands in the same slot on every CPU */
+
+		for (c = 0; c < ncpu; c++) {
+			const struct xrl_sketch_slot *s = &cur[(size_t)slot * ncpu + c];
+			const struct xrl_sketch_slot *p = prev ? &prev[(size_t)slot * ncpu + c] : NULL;
+			__u64 before = 0;
+
+			if (!s->total)
+				continue;
+			for (k = first; k < cnt; k++)
+				if (!memcmp(&rows[k].key, &s->key, sizeof(s->key)))
+					break;
+			if (k == cnt) {
+				memset(&rows[k], 0, sizeof(rows[k]));
+				rows[k].key = s->key;
+				cnt++;
+			}
+			if (p && p->total && p->total <= s->total &&
+			    !memcmp(&p->key, &s->key, sizeof(s->key)))
+				before = p->total;
+			rows[k].dropped += s->total;
+			rows[k].drop_delta += s->total - before;
+			if (s->last_ns > rows[k].last_ns)
+				rows[k].last_ns = s->last_ns;
+		}
+	}
+	/* top's "now": a source that stopped dropping fades out after 10 s */
+	for (k = 0; k < cnt; k++)
+		if (rows[k].last_ns >= now || now - rows[k].last_ns <= XRL_TOP_RECENT_NS)
+			rows[out++] = rows[k];
+	return out;
+}
+
+/* Rule text, source text and passed count of the rows to show. */
+static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static const struct xrl_rule_def *by_id[XRL_MAX_RULES];
+	static __u32 ids[XRL_MAX_RULES];
+	struct top_passed *memo;
+	int nd, i, j, err;
+
+	if ((err = xrl_ruleset_read(m, defs, ids, &nd)))
+		return err;
+	memo = calloc((size_t)limit + 1, sizeof(*memo));
+	if (!memo)
+		return -ENOMEM;
+	memset(by_id, 0, sizeof(by_id));
+	for (i = 0; i < nd; i++)
+		by_id[ids[i]] = &defs[i];
+	for (i = 0; i < limit; i++) {
+		struct top_row *r = &st->rows[i];
+		const struct xrl_rule_def *d = r->key.rule_id < XRL_MAX_RULES ? by_id[r->key.rule_id] : NULL;
+
+		snprintf(r->rule, sizeof(r->rule), "(deleted rule)");
+		if (d)
+			xrl_rule_format_match(d, r->rule, sizeof(r->rule));
+		xrl_source_format(&r->key, d, r->src, sizeof(r->src));
+		/* one map lookup per row shown, not per source in the sketch */
+		r->passed = xrl_source_passed(m, &r->key);
+		r->pass_rate = -1;
+		for (j = 0; j < st->nmemo; j++)
+			if (!memcmp(&st->memo[j].key, &r->key, sizeof(r->key)))
+				r->pass_rate = xrl_watch_rate(st->memo[j].passed, r->passed, st->secs);
+		memo[i].key = r->key;
+		memo[i].passed = r->passed;
+	}
+	free(st->memo);
+	st->memo = memo;
+	st->nmemo = limit;
+	return 0;
+}
+
+static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, int rows)
+{
+	struct top_state *st = arg;
+	struct xrl_sketch_slot *cur;
+	struct xrl_global_stats g;
+	struct top_row *res;
+	int ncpu, n, limit, err;
+	__u64 now;
+
+	(void)ctx;
+	if ((err = xrl_read_global(m, &g)) || (err = xrl_sketch_read(m, &cur, &ncpu)))
+		return err;
+	now = xrl_watch_now_ns();
+	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
+	if (!res) {
+		free(cur);
+		return -ENOMEM;
+	}
+	if (st->prev && st->ncpu != ncpu) {
+		free(st->prev);
+		st->prev = NULL;
+	}
+	n = merge(cur, st->prev, ncpu, now, res);
+	qsort(res, (size_t)n, sizeof(*res), st->prev ? by_rate : by_total);
+
+	free(st->rows);
+	st->rows = res;
+	st->nrows = n;
+	st->rates = st->prev != NULL;
+	st->secs = st->rates ? (double)(now - st->prev_ns) / 1e9 : 0;
+	if (!st->rates)
+		st->nmemo = 0;
+	limit = (__u64)rows < st->count ? rows : (int)st->count;
+	st->nshown = limit < n ? limit : n;
+	if ((err = fill_shown(st, m, st->nshown))) {
+		free(cur);
+		st->nshown = 0;
+		return err;
+	}
+	st->sources = xrl_count_sources(m);
+
+	free(st->prev);
+	st->prev = cur;
+	st->ncpu = ncpu;
+	st->prev_ns = now;
+	st->now_ns = now;
+	st->g_prev = st->g;
+	st->g = g;
+	return 0;
+}
+
+/* A rate, or the count itself on the first frame. */
+static void cell(const struct top_state *st, double rate, __u64 total, char *buf, size_t len)
+{
+	xrl_fmt_count(st->rates ? rate : (double)total, buf, len);
+}
+
+static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
+{
+	const struct top_state *st = arg;
+	const struct xrl_global_stats *g = &st->g, *p = &st->g_prev;
+	char left[256], clock[16], a[32], b[32], c[32], srcs[32];
+	int i, width = 6;
+	time_t t = time(NULL);
+	struct tm tm;
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime_r(&t, &tm));
+	snprintf(left, sizeof(left), "xrl top --watch: instance %s, every %gs (q quits)",
+		 ctx->instance, st->interval);
+	xrl_frame_title(f, left, clock);
+	cell(st, xrl_watch_rate(p->packets, g->packets, st->secs), g->packets, a, sizeof(a));
+	cell(st, xrl_watch_rate(p->packets - p->dropped, g->packets - g->dropped, st->secs),
+	     g->packets - g->dropped, b, sizeof(b));
+	cell(st, xrl_watch_rate(p->dropped, g->dropped, st->secs), g->dropped, c, sizeof(c));
+	if (st->sources >= 0)
+		snprintf(srcs, sizeof(srcs), "%ld", st->sources);
+	else
+		snprintf(srcs, sizeof(srcs), "?");
+	if (st->rates)
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "packets %s/s: passed %s/s, dropped %s/s", a, b, c);
+	else
+		xrl_frame_line(f, XRL_FRAME_PLAIN,
+			       "packets %s: passed %s, dropped %s (totals; rates from the next refresh)", a, b, c);
+	xrl_frame_line(f, XRL_FRAME_PLAIN,
+		       "sources: %s tracked, %d dropped in the last %llu s (drops are estimates: sampled 1 in %d per CPU)",
+		       srcs, st->nrows, XRL_TOP_RECENT_NS / 1000000000ULL, XRL_SKETCH_SAMPLE);
+	xrl_frame_line(f, XRL_FRAME_PLAIN, "%s", "");
+
+	for (i = 0; i < st->nshown; i++)
+		if ((int)strlen(st->rows[i].src) > width)
+			width = (int)strlen(st->rows[i].src);
+	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s %8s %8s %6s  %-*s  %s", "DROP/s", "PASS/s",
+		       "DROPPED", "PASSED", "LAST", width, "SOURCE", "RULE");
+	if (!st->nrows)
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "(no source dropped in the last %llu s)",
+			       XRL_TOP_RECENT_NS / 1000000000ULL);
+	for (i = 0; i < st->nshown && xrl_frame_room(f) > 0; i++) {
+		const struct top_row *r = &st->rows[i];
+		char dr[32] = "-", pr[32] = "-", dt[32], pt[32];
+		__u64 age = st->now_ns > r->last_ns ? st->now_ns - r->last_ns : 0;
+
+		if (st->rates)
+			xrl_fmt_count((double)r->drop_delta / st->secs, dr, sizeof(dr));
+		if (r->pass_rate >= 0)
+			xrl_fmt_count(r->pass_rate, pr, sizeof(pr));
+		xrl_fmt_count((double)r->dropped, dt, sizeof(dt));
+		xrl_fmt_count((double)r->passed, pt, sizeof(pt));
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %8s %8s %5.1fs  %-*s  %s", dr, pr, dt, pt,
+			       (double)age / 1e9, width, r->src, r->rule);
+	}
+}
+
+int xrl_top_watch(struct xrl_ctx *ctx, double interval, __u64 count)
+{
+	struct top_state st = { .interval = interval, .count = count };
+	struct xrl_view v = { .sample = top_sample, .draw = top_draw, .state = &st };
+	int rc = xrl_watch_run(ctx, &v, "top", interval);
+
+	free(st.prev);
+	free(st.rows);
+	free(st.memo);
+	return rc;
+}
