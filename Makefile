@@ -102,6 +102,7 @@ bench: deps
 install: $(BUILD)/xrl
 	install -D -m 0755 $(BUILD)/xrl $(DESTDIR)$(PREFIX)/sbin/xrl
 	install -D -m 0644 docs/xrl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xrl.8
+	install -D -m 0644 scripts/systemd/xrl@.service $(DESTDIR)/etc/systemd/system/xrl@.service
 
 clean:
 	rm -rf $(BUILD)

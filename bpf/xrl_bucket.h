@@ -140,7 +140,8 @@ static __always_inline __u32 xrl_sketch_slot(const struct xrl_bucket_key *k)
 	h = (h ^ k->addr[1]) * 0xc2b2ae35u;
 	h = (h ^ k->addr[2]) * 0x85ebca6bu;
 	h = (h ^ k->addr[3]) * 0x9e3779b1u;
-	return (h >> 16) & (XRL_SKETCH_SLOTS - 1);
+	/* the top bits: a product's high bits depend on every input bit, its middle ones do not */
+	return h >> (32 - XRL_SKETCH_BITS);
 }
 
 #endif /* XRL_BUCKET_H */

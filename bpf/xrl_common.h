@@ -145,7 +145,8 @@ struct xrl_bucket {
  * within 8; several sources dropping in a regular interleaving can alias
  * with the sampling and be over- or under-counted (seen: 10 %).
  */
-#define XRL_SKETCH_SLOTS 4096
+#define XRL_SKETCH_BITS  12
+#define XRL_SKETCH_SLOTS (1u << XRL_SKETCH_BITS)
 #define XRL_SKETCH_SAMPLE 8   /* one drop in 8 per CPU updates the sketch, with weight 8 */
 struct xrl_sketch_slot {
 	struct xrl_bucket_key key;

@@ -453,6 +453,7 @@ static void record_round(struct xrl_fleet *f, double secs, unsigned long cmds, i
 	f->last_round_s = secs;
 	f->last_round_commands = cmds;
 	f->last_round_sources = sources;
+	f->reported_total += sources;
 	f->last_round_tracked = tracked;
 	pthread_mutex_unlock(&f->lock);
 }
@@ -638,6 +639,12 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 		"xrl_redis_sync_duration_seconds_sum{instance=\"%s\"} %.9f\n"
 		"xrl_redis_sync_duration_seconds_count{instance=\"%s\"} %lu\n",
 		inst, cum, inst, f->hist_sum, inst, f->rounds);
+	fprintf(out, "# HELP xrl_redis_commands_total Commands sent to Redis (EVALSHA, SCRIPT LOAD, AUTH, ...).\n"
+		"# TYPE xrl_redis_commands_total counter\n"
+		"xrl_redis_commands_total{instance=\"%s\"} %lu\n", inst, f->redis.commands);
+	fprintf(out, "# HELP xrl_fleet_reports_total (rule, source) pairs reported to Redis, over all rounds.\n"
+		"# TYPE xrl_fleet_reports_total counter\n"
+		"xrl_fleet_reports_total{instance=\"%s\"} %lu\n", inst, f->reported_total);
 	fprintf(out, "# HELP xrl_fleet_share This host's current share of each global rule's budget (0..1).\n"
 		"# TYPE xrl_fleet_share gauge\n");
 	for (id = 0; id < XRL_MAX_RULES; id++) {

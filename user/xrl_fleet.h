@@ -77,6 +77,7 @@ struct xrl_fleet {
 	double last_round_s;
 	unsigned long last_round_commands;
 	int last_round_sources;      /* (rule, source) pairs reported to Redis */
+	unsigned long reported_total;  /* (rule, source) reports sent, over all rounds */
 	int last_round_tracked;      /* global (rule, source) pairs this host tracks */
 };
 

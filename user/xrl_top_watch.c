@@ -74,7 +74,7 @@ static int merge(const struct xrl_sketch_slot *cur, const struct xrl_sketch_slot
 {
 	int slot, c, k, cnt = 0, out = 0;
 
-	for (slot = 0; slot < XRL_SKETCH_SLOTS; slot++) {
+	for (slot = 0; slot < (int)XRL_SKETCH_SLOTS; slot++) {
 		int first = cnt;   /* a source lands in the same slot on every CPU */
 
 		for (c = 0; c < ncpu; c++) {

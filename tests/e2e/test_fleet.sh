@@ -15,6 +15,7 @@
 #  6. SIGHUP reloads the rules file; a bad file is refused, old rules stay.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
 
 XRL=${XRL:-$XRLT_REPO/build/xrl}
 case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
@@ -24,7 +25,8 @@ BURST=20
 FLOOD_GAP=500us     # trafgen -t: ~1500-1800 packets/s per host, >= 15x RATE
 INTERVAL=100        # --sync-interval, ms
 NHOSTS=3
-PORT=$((20000 + $$ % 20000))
+FLEET_PORT=$((20000 + $$ % 20000))
+FLEET_INTERVAL=$INTERVAL
 
 PASSES=0
 ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
@@ -45,123 +47,28 @@ xrlt_require_cmd trafgen redis-server redis-cli jq
 xrlt_require_bpf
 xrlt_init
 
-# ------------------------------------------------------------------ redis
-REDIS_PID=
-redis_start() {
-	(cd "$XRLT_TMP" && exec redis-server --port "$PORT" --bind 127.0.0.1 --save '' \
-		--appendonly no --dir "$XRLT_TMP") >>"$XRLT_TMP/redis.log" 2>&1 &
-	REDIS_PID=$!
-	xrlt_track "$REDIS_PID"
-	local i
-	for i in $(seq 50); do
-		redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && return 0
-		sleep 0.1
-	done
-	xrlt_fail "redis-server did not answer on 127.0.0.1:$PORT (see $XRLT_TMP/redis.log)"
-}
-
-# ------------------------------------------------------------------ hosts
-ns_of() { echo "${XRLT_NAME}h$1"; }
-rif_of() { echo "${XRLT_NAME}h${1}r"; }
-nif_of() { echo "${XRLT_NAME}h${1}n"; }
-inst_of() { echo "fleet$$h$1"; }
-DAEMON_PID=()
-
-host_create() {
-	local i=$1
-	xrlt_on_cleanup "ip netns del $(ns_of "$i") 2>/dev/null; ip link del $(rif_of "$i") 2>/dev/null; true"
-	xrlt_on_cleanup "$XRL --instance $(inst_of "$i") detach $(rif_of "$i") >/dev/null 2>&1; true"
-	xrlt_make_pair "$(ns_of "$i")" "$(rif_of "$i")" "$(nif_of "$i")" "198.18.0.1/24"
-	"$XRL" --instance "$(inst_of "$i")" attach "$(rif_of "$i")" --mode native >/dev/null ||
-		xrlt_fail "cannot attach xrl to $(rif_of "$i")"
-}
-
-# daemon_start HOST [DAEMON OPTIONS...]
-daemon_start() {
-	local i=$1
-	shift
-	"$XRL" --instance "$(inst_of "$i")" daemon --redis "redis://127.0.0.1:$PORT" \
-		--host-id "h$i" --sync-interval "$INTERVAL" --rules "$XRLT_TMP/rules" "$@" \
-		>>"$XRLT_TMP/daemon$i.log" 2>&1 &
-	DAEMON_PID[$i]=$!
-	xrlt_track $!
-}
-daemon_stop() {
-	xrlt_stop_pid "${DAEMON_PID[$1]}"
-}
-
-# passed HOST PREFIX: packets the host's rule PREFIX admitted so far
-passed() {
-	"$XRL" --instance "$(inst_of "$1")" --json stats |
-		jq -r --arg p "$2" '.rules[] | select(.prefix == $p) | .passed'
-}
-# passed_sum PREFIX HOSTS...
-passed_sum() {
-	local p=$1 t=0 i
-	shift
-	for i in "$@"; do t=$((t + $(passed "$i" "$p"))); done
-	echo "$t"
-}
-
-# trafgen config: one UDP frame from SRC to an address nobody has
-cfg() { # FILE SRC...
-	local f=$1 s
-	shift
-	: >"$f"
-	for s in "$@"; do
-		cat >>"$f" <<EOF
-{
-  eth(da=$XRLT_DST_MAC, type=0x0800),
-  ipv4(saddr=$s, daddr=$XRLT_DST_IP, ttl=64, df),
-  udp(sport=40000, dport=9),
-  fill(0x78, 18)
-}
-EOF
-	done
-}
-
-# flood_bg HOST CFG GAP SECONDS LOG: paced trafgen in the host's namespace
-flood_bg() {
-	(
-		cd "$XRLT_TMP" || exit 1
-		exec ip netns exec "$(ns_of "$1")" timeout -s INT -k 3 "$4" \
-			trafgen --no-sock-mem --notouch-irq --dev "$(nif_of "$1")" --conf "$2" \
-			--num 10000000 --gap "$3" --cpus 1
-	) >"$5" 2>&1 &
-	xrlt_track $!
-}
-
-# send_once HOST CFG: the config's frames, once each
-send_once() {
-	(cd "$XRLT_TMP" && ip netns exec "$(ns_of "$1")" timeout 5 trafgen --no-sock-mem \
-		--notouch-irq --dev "$(nif_of "$1")" --conf "$2" --num "$3" --cpus 1) >/dev/null 2>&1
-}
-
-now_s() { date +%s.%N; }
-sleep_until() { # T0 OFFSET
-	local d
-	d=$(xrlt_calc "$1 + $2 - $(now_s)")
-	xrlt_true "$d > 0" && sleep "$d"
-	return 0
-}
+now_s() { fleet_now; }
+sleep_until() { fleet_sleep_until "$@"; }
+rate_between() { fleet_rate "$@"; }
 
 # ------------------------------------------------------------------ setup
-section "setup: redis on 127.0.0.1:$PORT, $NHOSTS hosts, one daemon each"
-cat >"$XRLT_TMP/rules" <<EOF
+section "setup: redis on 127.0.0.1:$FLEET_PORT, $NHOSTS hosts, one daemon each"
+FLEET_RULES=$XRLT_TMP/rules
+cat >"$FLEET_RULES" <<EOF
 # flood scenarios: one source at a time from 198.18.1.0/24, 198.18.2.0/24
 198.18.0.0/16 --rate $RATE/s --burst $BURST --global
 # the literature's case: 10 per minute, per host and fleet-wide
 198.18.200.10/32 --rate 10/m --burst 6
 198.18.200.20/32 --rate 10/m --burst 6 --global
 EOF
-redis_start
+fleet_redis_start
 for i in $(seq "$NHOSTS"); do
-	host_create "$i"
-	daemon_start "$i"
+	fleet_host_create "$i"
+	fleet_daemon_start "$i"
 done
 sleep 0.5
 for i in $(seq "$NHOSTS"); do
-	n=$("$XRL" --instance "$(inst_of "$i")" --json rule list | jq '[.[] | select(.global)] | length')
+	n=$("$XRL" --instance "$(fleet_inst "$i")" --json rule list | jq '[.[] | select(.global)] | length')
 	check "host $i: the daemon loaded the rules file (2 global rules)" "$n == 2"
 	grep -q "connected" "$XRLT_TMP/daemon$i.log" && ok "host $i: daemon connected to redis" ||
 		bad "host $i: daemon did not connect: $(cat "$XRLT_TMP/daemon$i.log")"
@@ -173,11 +80,11 @@ done
 # 6 at once, then one every 6 s, 10 of each host's 15 packets.
 literature() {
 	local t0 k
-	cfg "$XRLT_TMP/lit.cfg" 198.18.200.10 198.18.200.20
+	fleet_cfg "$XRLT_TMP/lit.cfg" 198.18.200.10 198.18.200.20
 	t0=$(now_s)
 	for k in $(seq 0 29); do
 		sleep_until "$t0" "$k"
-		send_once $((1 + k % 2)) "$XRLT_TMP/lit.cfg" 2
+		fleet_send_once $((1 + k % 2)) "$XRLT_TMP/lit.cfg" 2
 	done
 }
 literature >"$XRLT_TMP/lit.log" 2>&1 &
@@ -192,18 +99,18 @@ flood_test() {
 	shift 2
 	local gaps=("$@") hosts=()
 	for i in "${!gaps[@]}"; do hosts+=($((i + 1))); done
-	cfg "$XRLT_TMP/$name.cfg" "$src"
+	fleet_cfg "$XRLT_TMP/$name.cfg" "$src"
 	before=()
-	for i in "${hosts[@]}"; do before[$i]=$(passed "$i" 198.18.0.0/16); done
+	for i in "${hosts[@]}"; do before[$i]=$(fleet_passed "$i" 198.18.0.0/16); done
 	for i in "${hosts[@]}"; do
-		flood_bg "$i" "$XRLT_TMP/$name.cfg" "${gaps[$((i - 1))]}" "$FLOOD_SECS" "$XRLT_TMP/$name.$i.log"
+		fleet_send_bg "$i" "$XRLT_TMP/$name.cfg" "${gaps[$((i - 1))]}" "$FLOOD_SECS" "$XRLT_TMP/$name.$i.log"
 	done
 	wait_floods "$name" "${hosts[@]}"
 	secs=0
 	total=0
 	FLOOD_PASSED=()
 	for i in "${hosts[@]}"; do
-		after=$(passed "$i" 198.18.0.0/16)
+		after=$(fleet_passed "$i" 198.18.0.0/16)
 		FLOOD_PASSED[$i]=$((after - before[i]))
 		total=$((total + FLOOD_PASSED[i]))
 		d=$(xrlt_trafgen_secs "$XRLT_TMP/$name.$i.log")
@@ -253,8 +160,8 @@ check "uneven: the busy host got most of the budget (${share1} %)" "$share1 >= 6
 
 section "2. the literature's case: 30 packets alternating between two hosts, one a second"
 wait "$LIT_PID"
-lit_local=$(passed_sum 198.18.200.10/32 1 2)
-lit_global=$(passed_sum 198.18.200.20/32 1 2)
+lit_local=$(fleet_passed_sum 198.18.200.10/32 1 2)
+lit_global=$(fleet_passed_sum 198.18.200.20/32 1 2)
 printf '        per-host 10/minute: %d of 30 passed; --global 10/minute: %d of 30\n' "$lit_local" "$lit_global"
 check "per-host 10/minute on each of 2 hosts lets 20 of 30 through" "$lit_local == 20"
 check "--global 10/minute lets at most 10 of 30 through" "$lit_global <= 10 && $lit_global >= 8"
@@ -267,21 +174,21 @@ rate_between() { # A_PASSED B_PASSED A_T B_T
 }
 policy_test() {
 	local pol=$1 src=$2 t0 i s=() ts=() r
-	for i in 1 2 3; do daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
-	for i in 1 2; do daemon_start "$i" --on-redis-failure "$pol"; done
+	for i in 1 2 3; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
+	for i in 1 2; do fleet_daemon_start "$i" --on-redis-failure "$pol"; done
 	sleep 0.3
-	cfg "$XRLT_TMP/pol-$pol.cfg" "$src"
-	for i in 1 2; do flood_bg "$i" "$XRLT_TMP/pol-$pol.cfg" "$FLOOD_GAP" 14 "$XRLT_TMP/pol-$pol.$i.log"; done
+	fleet_cfg "$XRLT_TMP/pol-$pol.cfg" "$src"
+	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/pol-$pol.cfg" "$FLOOD_GAP" 14 "$XRLT_TMP/pol-$pol.$i.log"; done
 	t0=$(now_s)
-	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(passed_sum 198.18.0.0/16 1 2)"); }
+	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)"); }
 	snap 1.5                                          # 0
-	snap 3;   kill -KILL "$REDIS_PID"                 # 1
+	snap 3;   kill -KILL "$FLEET_REDIS_PID"                 # 1
 	snap 3.6                                          # 2
-	snap 6;   redis_start                             # 3
+	snap 6;   fleet_redis_start                             # 3
 	snap 7                                            # 4
-	snap 8.5; kill -STOP "$REDIS_PID"                 # 5
+	snap 8.5; kill -STOP "$FLEET_REDIS_PID"                 # 5
 	snap 9.1                                          # 6
-	snap 11.5; kill -CONT "$REDIS_PID"                # 7
+	snap 11.5; kill -CONT "$FLEET_REDIS_PID"                # 7
 	snap 12.5                                         # 8
 	snap 13.8                                         # 9
 	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
@@ -307,7 +214,7 @@ policy_test() {
 	check "$pol: fleet-wide limit again after redis continued" "$r_cont >= 0.6 * $RATE && $r_cont <= 1.4 * $RATE"
 	sleep_until "$t0" 15
 	for i in 1 2; do
-		if kill -0 "${DAEMON_PID[$i]}" 2>/dev/null; then ok "$pol: host $i daemon still running"
+		if kill -0 "${FLEET_DAEMON[$i]}" 2>/dev/null; then ok "$pol: host $i daemon still running"
 		else bad "$pol: host $i daemon exited: $(tail -3 "$XRLT_TMP/daemon$i.log")"; fi
 		n=$(grep -c "until it answers" "$XRLT_TMP/daemon$i.log")
 		m=$(grep -c "is back after" "$XRLT_TMP/daemon$i.log")
@@ -321,16 +228,16 @@ policy_test closed 198.18.2.3
 
 # ------------------------------------------------------------------ 5. daemon crash
 section "5. a daemon killed mid-flood, then restarted"
-for i in 1 2; do daemon_stop "$i"; daemon_start "$i"; done
+for i in 1 2; do fleet_daemon_stop "$i"; fleet_daemon_start "$i"; done
 sleep 0.5
-cfg "$XRLT_TMP/crash.cfg" 198.18.3.1
-for i in 1 2; do flood_bg "$i" "$XRLT_TMP/crash.cfg" "$FLOOD_GAP" 10 "$XRLT_TMP/crash.$i.log"; done
+fleet_cfg "$XRLT_TMP/crash.cfg" 198.18.3.1
+for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/crash.cfg" "$FLOOD_GAP" 10 "$XRLT_TMP/crash.$i.log"; done
 t0=$(now_s)
-sleep_until "$t0" 2; a0=$(passed 1 198.18.0.0/16); f0=$(passed_sum 198.18.0.0/16 1 2); ta=$(now_s)
-kill -KILL "${DAEMON_PID[1]}"
-sleep_until "$t0" 5; a1=$(passed 1 198.18.0.0/16); tb=$(now_s)
-daemon_start 1
-sleep_until "$t0" 9.5; f1=$(passed_sum 198.18.0.0/16 1 2); td=$(now_s)
+sleep_until "$t0" 2; a0=$(fleet_passed 1 198.18.0.0/16); f0=$(fleet_passed_sum 198.18.0.0/16 1 2); ta=$(now_s)
+kill -KILL "${FLEET_DAEMON[1]}"
+sleep_until "$t0" 5; a1=$(fleet_passed 1 198.18.0.0/16); tb=$(now_s)
+fleet_daemon_start 1
+sleep_until "$t0" 9.5; f1=$(fleet_passed_sum 198.18.0.0/16 1 2); td=$(now_s)
 r_alone=$(rate_between "$a0" "$a1" "$ta" "$tb")
 # What host 1 admitted on its own while its daemon was away is reported by
 # the restarted daemon and paid back by the fleet: over the whole span the
@@ -345,25 +252,25 @@ check "the restarted daemon resumes its counters: the fleet keeps the limit over
 section "6. SIGHUP reloads the rules file; a bad file is refused"
 cp "$XRLT_TMP/rules" "$XRLT_TMP/rules.good"
 echo "198.51.100.0/24 --rate 5/s --global" >>"$XRLT_TMP/rules"
-kill -HUP "${DAEMON_PID[1]}"
+kill -HUP "${FLEET_DAEMON[1]}"
 sleep 0.5
-n=$("$XRL" --instance "$(inst_of 1)" --json rule list | jq 'length')
+n=$("$XRL" --instance "$(fleet_inst 1)" --json rule list | jq 'length')
 check "SIGHUP: the new rule is in force (4 rules)" "$n == 4"
 echo "203.0.113.0/24 --rate fast" >>"$XRLT_TMP/rules"
-kill -HUP "${DAEMON_PID[1]}"
+kill -HUP "${FLEET_DAEMON[1]}"
 sleep 0.5
-n=$("$XRL" --instance "$(inst_of 1)" --json rule list | jq 'length')
+n=$("$XRL" --instance "$(fleet_inst 1)" --json rule list | jq 'length')
 check "SIGHUP with a bad file: the rules in force stay (4 rules)" "$n == 4"
 if grep -q "reload refused: .*rules:7: .*the rules in force stay" "$XRLT_TMP/daemon1.log"; then
 	ok "SIGHUP with a bad file: refused with its line number"
 else
 	bad "SIGHUP with a bad file: no refusal with a line number in the log: $(tail -2 "$XRLT_TMP/daemon1.log")"
 fi
-kill -0 "${DAEMON_PID[1]}" 2>/dev/null && ok "the daemon survived the bad file" || bad "the daemon died on a bad file"
-kill -TERM "${DAEMON_PID[1]}"
-for _ in $(seq 30); do kill -0 "${DAEMON_PID[1]}" 2>/dev/null || break; sleep 0.1; done
-if ! kill -0 "${DAEMON_PID[1]}" 2>/dev/null; then
-	wait "${DAEMON_PID[1]}"
+kill -0 "${FLEET_DAEMON[1]}" 2>/dev/null && ok "the daemon survived the bad file" || bad "the daemon died on a bad file"
+kill -TERM "${FLEET_DAEMON[1]}"
+for _ in $(seq 30); do kill -0 "${FLEET_DAEMON[1]}" 2>/dev/null || break; sleep 0.1; done
+if ! kill -0 "${FLEET_DAEMON[1]}" 2>/dev/null; then
+	wait "${FLEET_DAEMON[1]}"
 	rc=$?
 	check "SIGTERM: the daemon exits cleanly (status $rc)" "$rc == 0"
 else

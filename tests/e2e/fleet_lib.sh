@@ -1,0 +1,116 @@
+# shellcheck shell=bash
+# tests/e2e/fleet_lib.sh: a simulated fleet for xrl's fleet-wide rules, on top
+# of lib.sh (source that first, and call xrlt_init). Each "host" is an xrl
+# instance on its own veth pair, with a namespace sending to it and its own
+# `xrl daemon`; all daemons share one redis-server on a loopback port.
+#
+# Set before use: XRL (the binary), FLEET_PORT (Redis), FLEET_RULES (rules
+# file for the daemons), FLEET_INTERVAL (sync interval, ms).
+
+FLEET_REDIS_PID=
+declare -a FLEET_DAEMON=()
+
+# (Re)start redis-server on 127.0.0.1:$FLEET_PORT, no persistence; wait for it.
+fleet_redis_start() {
+	(cd "$XRLT_TMP" && exec redis-server --port "$FLEET_PORT" --bind 127.0.0.1 --save '' \
+		--appendonly no --dir "$XRLT_TMP") >>"$XRLT_TMP/redis.log" 2>&1 &
+	FLEET_REDIS_PID=$!
+	xrlt_track "$FLEET_REDIS_PID"
+	local i
+	for i in $(seq 50); do
+		redis-cli -p "$FLEET_PORT" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	xrlt_fail "redis-server did not answer on 127.0.0.1:$FLEET_PORT (see $XRLT_TMP/redis.log)"
+}
+
+fleet_ns() { echo "${XRLT_NAME}h$1"; }
+fleet_rif() { echo "${XRLT_NAME}h${1}r"; }
+fleet_nif() { echo "${XRLT_NAME}h${1}n"; }
+fleet_inst() { echo "fleet$$h$1"; }
+
+# Host I: namespace, veth pair, xrl attached natively to the root end.
+fleet_host_create() {
+	local i=$1
+	xrlt_on_cleanup "ip netns del $(fleet_ns "$i") 2>/dev/null; ip link del $(fleet_rif "$i") 2>/dev/null; true"
+	xrlt_on_cleanup "$XRL --instance $(fleet_inst "$i") detach $(fleet_rif "$i") >/dev/null 2>&1; true"
+	xrlt_make_pair "$(fleet_ns "$i")" "$(fleet_rif "$i")" "$(fleet_nif "$i")" "198.18.0.1/24"
+	"$XRL" --instance "$(fleet_inst "$i")" attach "$(fleet_rif "$i")" --mode native >/dev/null ||
+		xrlt_fail "cannot attach xrl to $(fleet_rif "$i")"
+}
+
+# fleet_daemon_start HOST [DAEMON OPTIONS...]: log in $XRLT_TMP/daemonHOST.log
+fleet_daemon_start() {
+	local i=$1
+	shift
+	"$XRL" --instance "$(fleet_inst "$i")" daemon --redis "redis://127.0.0.1:$FLEET_PORT" \
+		--host-id "h$i" --sync-interval "$FLEET_INTERVAL" --rules "$FLEET_RULES" "$@" \
+		>>"$XRLT_TMP/daemon$i.log" 2>&1 &
+	FLEET_DAEMON[$i]=$!
+	xrlt_track $!
+}
+fleet_daemon_stop() {
+	[ -n "${FLEET_DAEMON[$1]:-}" ] && xrlt_stop_pid "${FLEET_DAEMON[$1]}"
+	return 0
+}
+
+# fleet_passed HOST PREFIX: packets the host's rule PREFIX admitted so far
+fleet_passed() {
+	"$XRL" --instance "$(fleet_inst "$1")" --json stats |
+		jq -r --arg p "$2" '.rules[] | select(.prefix == $p) | .passed'
+}
+# fleet_passed_sum PREFIX HOSTS...
+fleet_passed_sum() {
+	local p=$1 t=0 i
+	shift
+	for i in "$@"; do t=$((t + $(fleet_passed "$i" "$p"))); done
+	echo "$t"
+}
+
+# fleet_cfg FILE SRC...: a trafgen config, one UDP frame per source
+fleet_cfg() {
+	local f=$1 s
+	shift
+	: >"$f"
+	for s in "$@"; do
+		cat >>"$f" <<CFG
+{
+  eth(da=$XRLT_DST_MAC, type=0x0800),
+  ipv4(saddr=$s, daddr=$XRLT_DST_IP, ttl=64, df),
+  udp(sport=40000, dport=9),
+  fill(0x78, 18)
+}
+CFG
+	done
+}
+
+# fleet_send_bg HOST CFG GAP SECONDS LOG: paced trafgen (-t GAP) in the
+# host's namespace, bounded by timeout; GAP "" for the fast path (flood).
+fleet_send_bg() {
+	local gap=()
+	[ -n "$3" ] && gap=(--gap "$3")
+	(
+		cd "$XRLT_TMP" || exit 1
+		exec ip netns exec "$(fleet_ns "$1")" timeout -s INT -k 3 "$4" \
+			trafgen --no-sock-mem --notouch-irq --dev "$(fleet_nif "$1")" --conf "$2" \
+			--num 100000000 "${gap[@]}" --cpus 1
+	) >"$5" 2>&1 &
+	xrlt_track $!
+}
+
+# fleet_send_once HOST CFG COUNT: the config's frames, COUNT in all, now
+fleet_send_once() {
+	(cd "$XRLT_TMP" && ip netns exec "$(fleet_ns "$1")" timeout 5 trafgen --no-sock-mem \
+		--notouch-irq --dev "$(fleet_nif "$1")" --conf "$2" --num "$3" --cpus 1) >/dev/null 2>&1
+}
+
+fleet_now() { date +%s.%N; }
+# fleet_sleep_until T0 OFFSET: sleep until T0 + OFFSET seconds
+fleet_sleep_until() {
+	local d
+	d=$(xrlt_calc "$1 + $2 - $(fleet_now)")
+	xrlt_true "$d > 0" && sleep "$d"
+	return 0
+}
+# fleet_rate A_COUNT B_COUNT A_TIME B_TIME
+fleet_rate() { xrlt_calc "($2 - $1) / ($4 - $3)"; }
