@@ -32,7 +32,7 @@ REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
 .PHONY: all deps test unit-test prog-test e2e-test demo bench install clean
-all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
+all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
 	mkdir -p $@
@@ -71,6 +71,9 @@ $(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/x
 
 $(BUILD)/test_redis: tests/redis/test_redis.c $(FLEET_OBJS) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $< $(FLEET_OBJS) $(LIB_OBJS) -o $@ -lcmocka $(LIBS_FLEET) $(LIBS_LIB)
+
+$(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(FLEET_OBJS) $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c $(FLEET_OBJS) $(LIB_OBJS) -o $@ $(LIBS_FLEET) $(LIBS_LIB)
 
 $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_LIB)

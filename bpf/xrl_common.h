@@ -312,10 +312,11 @@ struct xrl_fleet_floor {
 	__u64 until_ns;    /* CLOCK_MONOTONIC time the local TAT may not be below */
 	__u64 pushed;      /* xrl_fleet_used.passed already reported: a restarted daemon resumes here */
 	__u64 born_ns;     /* the xrl_fleet_used.born_ns that pushed refers to */
-	__u64 dropped;     /* xrl_fleet_used.dropped already counted as demand */
+	__u64 seen;        /* passed + dropped when the demand was last reported */
+	__u64 demand_ns;   /* when it was */
 	__u64 share_ns;    /* this host's own TAT at its share of the rate (daemon's GCRA) */
 	__u32 share_ppm;   /* this host's share of the source's demand, when Redis last said */
-	__u32 _pad;
+	__u32 live;        /* hosts that reported demand for the source then */
 };
 
 #endif /* XRL_COMMON_H */

@@ -27,13 +27,27 @@ struct floor_entry {
 struct push {
 	int used;                 /* index into used_keys/used */
 	__u64 delta;              /* admissions since the last report */
-	__u64 demand;             /* packets seen since the last report: admitted and refused */
 	__u64 since_ns;           /* how far back they can go */
+	__s64 demand;             /* packets seen since the demand was last reported; -1: not now */
+	__u64 demand_ns;          /* over how long */
 	const struct floor_entry *old;
 	double debt_us;           /* Redis' answer (NAN: none) */
 	double share;             /* this host's share of the source's demand */
-	int live;                 /* hosts that reported the source lately */
+	__u32 live;               /* hosts that reported demand for it lately */
 };
+
+/*
+ * A host paces itself at its share of the rate times this: shares are
+ * estimates that need not sum to 1 at any instant, and a host held back by
+ * both its own pace and the fleet's TAT would leave tokens unused. The
+ * fleet's TAT still caps the total; the split stays close to the demand.
+ */
+#define XRL_FLEET_SHARE_SLACK 1.25
+
+/* Keys per script call: a round of 10,000 sources is ~160 calls. */
+#define XRL_FLEET_BATCH 64
+/* A host's demand for a source is reported at most this often (the shares are smoothed over ~1 s). */
+#define XRL_FLEET_DEMAND_NS 1000000000ull
 
 static struct floor_entry *fent;
 static struct push *pushes;
@@ -68,7 +82,7 @@ int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *in
 	f->put = calloc(n, sizeof(*f->put));
 	f->calls = calloc(n + XRL_MAX_RULES, sizeof(*f->calls));
 	f->call_entry = calloc(n + XRL_MAX_RULES, sizeof(*f->call_entry));
-	f->keytext = calloc(n + XRL_MAX_RULES, sizeof(*f->keytext));
+	f->keytext = calloc(2 * n + XRL_MAX_RULES, sizeof(*f->keytext));
 	fent = calloc(n, sizeof(*fent));
 	pushes = calloc(n, sizeof(*pushes));
 	if (!f->used_keys || !f->floor_keys || !f->put_keys || !f->del_keys || !f->used ||
@@ -160,6 +174,8 @@ void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, c
 		xrl_rule_format_match(d, rs->match, sizeof(rs->match));
 		rs->interval_ns = (double)d->rate_period * 1e9 / (double)d->rate;
 		rs->span_ns = rs->interval_ns * d->burst;
+		snprintf(rs->interval_us, sizeof(rs->interval_us), "%.6f", rs->interval_ns / 1e3);
+		snprintf(rs->span_us, sizeof(rs->span_us), "%.6f", rs->span_ns / 1e3);
 		rs->per_len = d->per_len;
 		rs->rate_ewma = 0;
 	}
@@ -247,115 +263,141 @@ static void ensure_connected(struct xrl_fleet *f, __u64 now)
 	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
 }
 
-static const char *fmt_num(char *buf, size_t len, double v)
-{
-	snprintf(buf, len, "%.3f", v);
-	return buf;
-}
-
-/* Script arguments live in these; one row per call. */
-static char (*argbuf)[6][32];
-
 /* Hosts are live while they reported within 5 rounds (at least half a second). */
 static __u64 live_window_ns(const struct xrl_fleet *f)
 {
 	return f->interval_ns * 5 > 500000000ull ? f->interval_ns * 5 : 500000000ull;
 }
 
-/*
- * Report the pushes and every global rule's use to Redis; fills each push's
- * answer (debt_us NAN: none). false when Redis failed.
- */
-static bool sync_redis(struct xrl_fleet *f, int np, __u64 elapsed)
-{
-	char err[256], live_us[32], ttl_ms[32], elapsed_us[32];
-	int nc = 0, i, id, rc;
+/* Six arguments per push, as text; one call's header. */
+static char (*argtext)[6][24];
+static const char **argpool;
 
-	if (!argbuf)
-		argbuf = calloc(XRL_FLEET_SOURCES + XRL_MAX_RULES, sizeof(*argbuf));
-	if (!argbuf)
+/*
+ * Report the pushes (XRL_FLEET_BATCH keys per call) and every global rule's
+ * use to Redis; fills each push's answer (debt_us NAN: none). false when
+ * Redis failed.
+ */
+static bool sync_redis(struct xrl_fleet *f, int np)
+{
+	static char rate[XRL_MAX_RULES][24];
+	char err[256], live_us[32], ttl_ms[32];
+	size_t pool = 0;
+	int nc = 0, i, j, id, rc;
+
+	if (!argtext)
+		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
+	if (!argpool)
+		argpool = calloc((size_t)XRL_FLEET_SOURCES * 9 + XRL_MAX_RULES * 6, sizeof(*argpool));
+	if (!argtext || !argpool)
 		return false;
 	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
-	snprintf(elapsed_us, sizeof(elapsed_us), "%llu", (unsigned long long)elapsed / 1000);
-	for (i = 0; i < np; i++) {
-		const struct push *p = &pushes[i];
-		const struct xrl_bucket_key *k = &f->used_keys[p->used];
-		const struct xrl_fleet_rule_state *rs = &f->rules[k->rule_id];
-		struct xrl_redis_call *c = &f->calls[nc];
-
-		xrl_fleet_source_key(rs->name, k, rs->per_len, f->keytext[nc], sizeof(f->keytext[nc]));
-		snprintf(argbuf[nc][0], 32, "%llu", (unsigned long long)p->delta);
-		fmt_num(argbuf[nc][1], 32, rs->interval_ns / 1e3);
-		fmt_num(argbuf[nc][2], 32, rs->span_ns / 1e3);
-		fmt_num(argbuf[nc][3], 32, p->since_ns / 1e3);
-		snprintf(argbuf[nc][4], 32, "%llu", (unsigned long long)p->demand);
-		c->script = XRL_SCRIPT_GCRA;
-		c->nkeys = 1;
-		c->argc = 10;
-		c->argv[0] = f->keytext[nc];
-		c->argv[1] = argbuf[nc][0];
-		c->argv[2] = argbuf[nc][1];
-		c->argv[3] = argbuf[nc][2];
-		c->argv[4] = argbuf[nc][3];
-		c->argv[5] = "0";
-		c->argv[6] = f->host_id;
-		c->argv[7] = argbuf[nc][4];
-		c->argv[8] = elapsed_us;
-		c->argv[9] = live_us;
-		f->call_entry[nc] = i;
-		nc++;
-	}
 	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
+	for (i = 0; i < np; i += XRL_FLEET_BATCH) {
+		int n = np - i < XRL_FLEET_BATCH ? np - i : XRL_FLEET_BATCH;
+		struct xrl_redis_call *c = &f->calls[nc];
+		const char **argv = &argpool[pool];
+
+		for (j = 0; j < n; j++) {
+			const struct push *p = &pushes[i + j];
+			const struct xrl_bucket_key *k = &f->used_keys[p->used];
+			const struct xrl_fleet_rule_state *rs = &f->rules[k->rule_id];
+			char (*a)[24] = argtext[i + j], key[90];
+
+			xrl_fleet_source_key(rs->name, k, rs->per_len, key, sizeof(key));
+			snprintf(f->keytext[2 * (i + j)], sizeof(f->keytext[0]), "%s", key);
+			snprintf(f->keytext[2 * (i + j) + 1], sizeof(f->keytext[0]), "%s:d", key);
+			argv[2 * j] = f->keytext[2 * (i + j)];
+			argv[2 * j + 1] = f->keytext[2 * (i + j) + 1];
+			/* the rule's figures are formatted once a round, not per source */
+			snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
+			snprintf(a[3], 24, "%llu", (unsigned long long)p->since_ns / 1000);
+			argv[2 * n + 3 + j * 6 + 0] = a[0];
+			argv[2 * n + 3 + j * 6 + 1] = rs->interval_us;
+			argv[2 * n + 3 + j * 6 + 2] = rs->span_us;
+			argv[2 * n + 3 + j * 6 + 3] = a[3];
+			if (p->demand < 0) {
+				argv[2 * n + 3 + j * 6 + 4] = "-1";
+				argv[2 * n + 3 + j * 6 + 5] = "0";
+			} else {
+				snprintf(a[4], 24, "%lld", (long long)p->demand);
+				snprintf(a[5], 24, "%llu", (unsigned long long)p->demand_ns / 1000);
+				argv[2 * n + 3 + j * 6 + 4] = a[4];
+				argv[2 * n + 3 + j * 6 + 5] = a[5];
+			}
+		}
+		argv[2 * n] = "0";
+		argv[2 * n + 1] = f->host_id;
+		argv[2 * n + 2] = live_us;
+		c->script = XRL_SCRIPT_GCRA;
+		c->nkeys = 2 * n;
+		c->argc = 2 * n + 3 + 6 * n;
+		c->argv = argv;
+		pool += c->argc;
+		f->call_entry[nc++] = i;
+	}
 	for (id = 0; id < XRL_MAX_RULES; id++) {
 		const struct xrl_fleet_rule_state *rs = &f->rules[id];
 		struct xrl_redis_call *c = &f->calls[nc];
+		const char **argv = &argpool[pool];
 
 		if (!rs->global)
 			continue;
-		snprintf(f->keytext[nc], sizeof(f->keytext[nc]), "xrl:{%s}:hosts", rs->name);
-		fmt_num(argbuf[nc][0], 32, rs->rate_ewma);
+		snprintf(f->keytext[2 * XRL_FLEET_SOURCES + id], sizeof(f->keytext[0]),
+			 "xrl:{%s}:hosts", rs->name);
+		snprintf(rate[id], sizeof(rate[id]), "%.3f", rs->rate_ewma);
+		argv[0] = f->keytext[2 * XRL_FLEET_SOURCES + id];
+		argv[1] = f->host_id;
+		argv[2] = rate[id];
+		argv[3] = live_us;
+		argv[4] = ttl_ms;
 		c->script = XRL_SCRIPT_HOSTS;
 		c->nkeys = 1;
 		c->argc = 5;
-		c->argv[0] = f->keytext[nc];
-		c->argv[1] = f->host_id;
-		c->argv[2] = argbuf[nc][0];
-		c->argv[3] = live_us;
-		c->argv[4] = ttl_ms;
-		f->call_entry[nc] = -1 - id;
-		nc++;
+		c->argv = argv;
+		pool += 5;
+		f->call_entry[nc++] = -1 - id;
 	}
 	if (!nc)
 		return true;
 	rc = xrl_redis_run(&f->redis, f->calls, nc, err, sizeof(err));
 	if (rc) {
 		xrl_redis_calls_free(f->calls, nc);
-		return set_up(f, false, err, xrl_mono_ns()), false;
+		set_up(f, false, err, xrl_mono_ns());
+		return false;
 	}
 	for (i = 0; i < nc; i++) {
 		const redisReply *rep = f->calls[i].reply;
-		double a, b;
+		double a, b, share, live;
 
 		if (rep->type == REDIS_REPLY_ERROR) {
 			/* a script error is a bug or a foreign key type; the round goes on */
 			pthread_mutex_lock(&f->lock);
 			f->redis_errors++;
 			pthread_mutex_unlock(&f->lock);
-			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->keytext[i], rep->str);
+			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->calls[i].argv[0], rep->str);
+			continue;
+		}
+		if (f->call_entry[i] >= 0) {
+			for (j = 0; j < f->calls[i].nkeys / 2; j++) {
+				struct push *p = &pushes[f->call_entry[i] + j];
+
+				if (xrl_redis_reply_num(rep, 4 * j + 1, &b) ||
+				    xrl_redis_reply_num(rep, 4 * j + 2, &share) ||
+				    xrl_redis_reply_num(rep, 4 * j + 3, &live))
+					continue;
+				p->debt_us = b;
+				share /= 1e6;
+				if (p->demand >= 0) {
+					p->share = share > 0 && share <= 1 ? share : 1;
+					p->live = live > 0 ? (__u32)live : 1;
+				}
+			}
 			continue;
 		}
 		if (xrl_redis_reply_num(rep, 0, &a) || xrl_redis_reply_num(rep, 1, &b))
 			continue;
-		if (f->call_entry[i] >= 0) {
-			struct push *p = &pushes[f->call_entry[i]];
-			double share, live;
-
-			p->debt_us = b;
-			if (!xrl_redis_reply_num(rep, 2, &share) && !xrl_redis_reply_num(rep, 3, &live)) {
-				p->share = share > 0 && share <= 1 ? share : 1;
-				p->live = (int)live;
-			}
-		} else {
+		{
 			struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[i]];
 
 			pthread_mutex_lock(&f->lock);
@@ -373,9 +415,9 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 elapsed)
 /*
  * The floor after a round for one push: the fleet's TAT (Redis up) and this
  * host's own TAT at its share of the rate, so that the fleet's budget is
- * split by demand and a host flooded by 90 % of a source's packets gets 90 %
- * of its budget rather than racing the others for it. With Redis down, the
- * failure policy.
+ * split by demand and a host flooded by 90 % of a source's packets gets
+ * about 90 % of its budget rather than racing the others for it. With
+ * Redis down, the failure policy.
  */
 static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0, __u64 now,
 		      struct xrl_fleet_floor *out)
@@ -387,13 +429,15 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 	double share;
 
 	out->share_ns = 0;
-	out->share_ppm = p->old ? p->old->v.share_ppm : 0;
+	out->share_ppm = (__u32)(p->share * 1e6);
+	out->live = p->live;
 	if (f->redis_up) {
-		out->until_ns = !isnan(p->debt_us) && p->debt_us > 0 ? now + (__u64)(p->debt_us * 1e3) : 0;
-		out->share_ppm = (__u32)(p->share * 1e6);
-		if (p->live > 1 && p->share < 1) {
+		out->until_ns = !isnan(p->debt_us) && p->debt_us > 0 ?
+				now + (__u64)(p->debt_us * 1e3) : 0;
+		if (p->live > 1 && p->share * XRL_FLEET_SHARE_SLACK < 1) {
 			out->share_ns = (old_share > since ? old_share : since) +
-					(__u64)(p->delta * rs->interval_ns / p->share);
+					(__u64)(p->delta * rs->interval_ns /
+						(p->share * XRL_FLEET_SHARE_SLACK));
 			if (out->share_ns > out->until_ns)
 				out->until_ns = out->share_ns;
 		}
@@ -404,7 +448,7 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 		return;
 	}
 	/* the fleet's GCRA, run here at this host's last known share of the rate */
-	share = out->share_ppm ? out->share_ppm / 1e6 :
+	share = p->live > 1 ? p->share :
 		rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0;
 	out->until_ns = (old > since ? old : since) + (__u64)(p->delta * rs->interval_ns / share);
 }
@@ -492,9 +536,10 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	for (i = 0; i < nu; i++) {
 		const struct xrl_bucket_key *k = &f->used_keys[i];
 		struct xrl_fleet_rule_state *rs;
+		const struct xrl_fleet_used *u = &f->used[i];
 		struct floor_entry *fe;
-		__u64 pushed, dropped;
-		bool same;
+		__u64 pushed, seen, total, unblock;
+		bool same, refresh, demand;
 
 		if (k->rule_id >= XRL_MAX_RULES || !(rs = &f->rules[k->rule_id])->global)
 			continue;
@@ -502,26 +547,30 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		fe = bsearch(k, fent, nf, sizeof(*fent), key_cmp);
 		if (fe)
 			fe->seen = true;
-		same = fe && fe->v.born_ns == f->used[i].born_ns;
+		same = fe && fe->v.born_ns == u->born_ns;
 		pushed = same ? fe->v.pushed : 0;
-		dropped = same ? fe->v.dropped : 0;
+		seen = same ? fe->v.seen : 0;
+		total = u->passed + u->dropped;
 		/*
-		 * Report new admissions and demand; and while the fleet is
-		 * ahead of now, refresh the floor even without any, or other
-		 * hosts' admissions would be missed here until this host
-		 * admitted again.
+		 * Report new admissions. While the floor holds this host back
+		 * and is about to let it go (within two rounds), refresh it even
+		 * without any, or other hosts' admissions meanwhile would be
+		 * missed here until this host admitted again; a floor further
+		 * ahead needs no refresh yet. Demand goes along at most once a
+		 * second: it only sets shares, smoothed over a second anyway.
 		 */
-		if (f->used[i].passed <= pushed && f->used[i].dropped <= dropped &&
-		    !(fe && fe->v.until_ns > t0))
+		unblock = fe && fe->v.until_ns > t0 ? fe->v.until_ns - (__u64)rs->span_ns : 0;
+		refresh = fe && fe->v.until_ns > t0 && unblock < t0 + 2 * f->interval_ns;
+		demand = total > seen && (!same || t0 - fe->v.demand_ns >= XRL_FLEET_DEMAND_NS);
+		if (u->passed <= pushed && !refresh && !demand)
 			continue;
 		pushes[np].used = i;
-		pushes[np].delta = f->used[i].passed > pushed ? f->used[i].passed - pushed : 0;
-		pushes[np].demand = pushes[np].delta +
-				    (f->used[i].dropped > dropped ? f->used[i].dropped - dropped : 0);
-		pushes[np].share = 1;
-		pushes[np].live = 1;
-		pushes[np].since_ns = t0 - f->used[i].born_ns < elapsed ? t0 - f->used[i].born_ns :
-				      elapsed;
+		pushes[np].delta = u->passed > pushed ? u->passed - pushed : 0;
+		pushes[np].demand = demand ? (__s64)(total - seen) : -1;
+		pushes[np].demand_ns = !same ? t0 - u->born_ns : t0 - fe->v.demand_ns;
+		pushes[np].share = same && fe->v.share_ppm ? fe->v.share_ppm / 1e6 : 1;
+		pushes[np].live = same && fe->v.live ? fe->v.live : 1;
+		pushes[np].since_ns = t0 - u->born_ns < elapsed ? t0 - u->born_ns : elapsed;
 		pushes[np].old = fe;
 		pushes[np].debt_us = NAN;
 		rs->round_admitted += pushes[np].delta;
@@ -536,7 +585,7 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	}
 
 	ensure_connected(f, t0);
-	if (f->redis_up && !sync_redis(f, np, elapsed)) {
+	if (f->redis_up && !sync_redis(f, np)) {
 		pthread_mutex_lock(&f->lock);
 		f->redis_errors++;
 		pthread_mutex_unlock(&f->lock);
@@ -561,7 +610,13 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		new_floor(f, p, t0, now, &f->put[nput]);
 		f->put[nput].pushed = f->used[p->used].passed;
 		f->put[nput].born_ns = f->used[p->used].born_ns;
-		f->put[nput].dropped = f->used[p->used].dropped;
+		if (p->demand >= 0 || !p->old || p->old->v.born_ns != f->used[p->used].born_ns) {
+			f->put[nput].seen = f->used[p->used].passed + f->used[p->used].dropped;
+			f->put[nput].demand_ns = t0;
+		} else {
+			f->put[nput].seen = p->old->v.seen;
+			f->put[nput].demand_ns = p->old->v.demand_ns;
+		}
 		nput++;
 	}
 	if (nput) {

@@ -33,6 +33,8 @@ struct xrl_fleet_rule_state {
 	__u8 per_len;           /* sources are aggregated to /per_len */
 	double interval_ns;     /* ns per token */
 	double span_ns;         /* burst x interval */
+	char interval_us[32];   /* the same in µs, as the Redis script takes them */
+	char span_us[32];
 	double rate_ewma;       /* this host's admissions per second, smoothed over ~1 s */
 	__u64 round_admitted;   /* this round's admissions */
 	__u32 hosts;            /* hosts running the rule, as Redis last said (0: unknown) */

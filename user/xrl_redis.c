@@ -199,10 +199,18 @@ static int is_noscript(const redisReply *rep)
 static int pipeline(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
 		    size_t errlen)
 {
-	const char *argv[XRL_REDIS_MAX_ARGS + 3];
+	const char **argv;
 	char nkeys[12];
-	int i, j;
+	int i, j, most = 0;
 
+	for (i = 0; i < n; i++)
+		if (calls[i].argc > most)
+			most = calls[i].argc;
+	argv = malloc((most + 3) * sizeof(*argv));
+	if (!argv) {
+		xrl_fail(err, errlen, "out of memory");
+		return -EIO;
+	}
 	for (i = 0; i < n; i++) {
 		struct xrl_redis_call *c = &calls[i];
 
@@ -212,12 +220,15 @@ static int pipeline(struct xrl_redis *r, struct xrl_redis_call *calls, int n, ch
 		argv[2] = nkeys;
 		for (j = 0; j < c->argc; j++)
 			argv[3 + j] = c->argv[j];
+		/* hiredis copies the command into its buffer: argv can be reused */
 		if (redisAppendCommandArgv(r->c, 3 + c->argc, argv, NULL) != REDIS_OK) {
 			xrl_fail(err, errlen, "cannot queue a command: %s", r->c->errstr);
+			free(argv);
 			return -EIO;
 		}
 		r->commands++;
 	}
+	free(argv);
 	for (i = 0; i < n; i++) {
 		void *rep = NULL;
 

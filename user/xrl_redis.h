@@ -35,13 +35,12 @@ struct xrl_redis {
 	unsigned long noscript;            /* NOSCRIPT replies (scripts flushed): reloaded */
 };
 
-/* One script call of a pipelined batch. argv holds KEYS then ARGV. */
-#define XRL_REDIS_MAX_ARGS 12
+/* One script call of a pipelined batch: argv holds KEYS then ARGV (the caller's storage). */
 struct xrl_redis_call {
 	enum xrl_script script;
 	int nkeys;
 	int argc;
-	const char *argv[XRL_REDIS_MAX_ARGS];
+	const char **argv;
 	struct redisReply *reply;          /* set by xrl_redis_run; freed by xrl_redis_calls_free */
 };
 

@@ -9,69 +9,84 @@
 #include "xrl_scripts.h"
 
 /*
- * GCRA over the fleet. KEYS[1] is a hash for one (rule, source): field t
- * holds the theoretical arrival time (TAT) of the fleet's budget, fields
- * d:HOST each host's demand ("last-seen packets/s", smoothed over ~1 s).
- * ARGV: n admissions, interval (µs per token), span (burst x interval),
- * since (µs: how far back this host's n admissions go), mode ("1": take
- * only if the n tokens are there, all or nothing; "0": record admissions
- * already made, which the data path did before asking), and optionally
- * host, packets this host saw for the source (admitted and refused),
- * over how many µs, and the live window (µs).
- * Returns {granted, debt, share, live}: debt = TAT - now in µs, how far
- * ahead of now the fleet has spent (the host turns it into a floor under
- * its local TAT); share = this host's part of the live hosts' demand.
- * The key expires once its TAT is reached and no host reported for a live
- * window: a missing key and a TAT in the past mean the same, a full bucket.
+ * GCRA over the fleet, for a batch of (rule, source) budgets at once (one
+ * call per batch, so a round of 10,000 sources is ~160 calls, not 10,000).
+ * KEYS come in pairs per (rule, source): a string holding the theoretical
+ * arrival time (TAT) of the fleet's budget, and a hash of each host's
+ * demand (field HOST = "last-seen packets/s", smoothed over ~1 s), both
+ * with the same hash tag.
+ * ARGV[1] mode: "1" take the n tokens only if they are there, all or
+ * nothing; "0" record admissions already made (the data path admitted
+ * before asking). ARGV[2] host ("" when no demand is reported), ARGV[3]
+ * the live window (µs). Then six per (rule, source): n admissions,
+ * interval (µs per token), span (burst x interval), since (µs: how far
+ * back the n admissions go), demand (packets this host saw for the
+ * source, admitted and refused; -1: not reported this time) and the µs it
+ * covers.
+ * Returns four integers per (rule, source): granted, debt = TAT - now in
+ * µs (how far ahead of now the fleet has spent; the host turns it into a
+ * floor under its local TAT), share = this host's part of the live hosts'
+ * demand in parts per million, live hosts.
+ * The TAT expires when it is reached (a missing TAT and one in the past
+ * both mean a full bucket), the demand a live window after the last report.
+ * The keys of one call must share a Redis Cluster slot on a cluster.
  */
 static const char gcra[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-	"local tat = tonumber(redis.call('HGET', KEYS[1], 't') or '0')\n"
-	"local n = tonumber(ARGV[1])\n"
-	"local granted = 0\n"
-	"if n > 0 then\n"
-	"  local base = math.max(tat, now - tonumber(ARGV[4]))\n"
-	"  local nxt = base + n * tonumber(ARGV[2])\n"
-	"  if ARGV[5] ~= '1' or nxt - now <= tonumber(ARGV[3]) then\n"
-	"    granted = n\n"
-	"    tat = nxt\n"
-	"    redis.call('HSET', KEYS[1], 't', string.format('%.3f', tat))\n"
-	"  end\n"
-	"end\n"
-	"local share, live, keep = 1, 1, 0\n"
-	"if ARGV[6] then\n"
-	"  local el = math.max(tonumber(ARGV[8]), 1)\n"
-	"  local window = tonumber(ARGV[9])\n"
-	"  local rate = tonumber(ARGV[7]) * 1000000 / el\n"
-	"  local prev = redis.call('HGET', KEYS[1], 'd:' .. ARGV[6])\n"
-	"  if prev then\n"
-	"    local _, r = string.match(prev, '^(%S+) (%S+)$')\n"
-	"    r = tonumber(r) or rate\n"
-	"    rate = r + (rate - r) * (1 - math.exp(-el / 1000000))\n"
-	"  end\n"
-	"  redis.call('HSET', KEYS[1], 'd:' .. ARGV[6], string.format('%.0f %.3f', now, rate))\n"
-	"  local all = redis.call('HGETALL', KEYS[1])\n"
-	"  local sum = 0\n"
-	"  live = 0\n"
-	"  for i = 1, #all, 2 do\n"
-	"    if string.sub(all[i], 1, 2) == 'd:' then\n"
-	"      local seen, r = string.match(all[i + 1], '^(%S+) (%S+)$')\n"
-	"      if now - (tonumber(seen) or 0) <= window then\n"
-	"        live = live + 1\n"
-	"        sum = sum + (tonumber(r) or 0)\n"
-	"      else\n"
-	"        redis.call('HDEL', KEYS[1], all[i])\n"
-	"      end\n"
+	"local take, host = ARGV[1] == '1', ARGV[2]\n"
+	"local window = tonumber(ARGV[3])\n"
+	"local out, names = {}, {}\n"
+	"for i = 1, #KEYS / 2 do names[i] = KEYS[2 * i - 1] end\n"
+	"local tats = redis.call('MGET', unpack(names))\n"
+	"for i = 1, #KEYS / 2 do\n"
+	"  local key, dkey, a = KEYS[2 * i - 1], KEYS[2 * i], 3 + (i - 1) * 6\n"
+	"  local n, demand = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 5])\n"
+	"  local tat = tonumber(tats[i] or '0') or 0\n"
+	"  local granted = 0\n"
+	"  if n > 0 then\n"
+	"    local nxt = math.max(tat, now - tonumber(ARGV[a + 4])) + n * tonumber(ARGV[a + 2])\n"
+	"    if not take or nxt - now <= tonumber(ARGV[a + 3]) then\n"
+	"      granted, tat = n, nxt\n"
+	"      redis.call('SET', key, string.format('%.3f', tat), 'PX',\n"
+	"                  math.max(1, math.ceil((tat - now) / 1000)))\n"
 	"    end\n"
 	"  end\n"
-	"  share = sum > 0 and rate / sum or 1 / live\n"
-	"  keep = window / 1000\n"
+	"  local share, live = 1, 1\n"
+	"  if host ~= '' and demand >= 0 then\n"
+	"    local el = math.max(tonumber(ARGV[a + 6]), 1)\n"
+	"    local rate = demand * 1000000 / el\n"
+	"    local all = redis.call('HGETALL', dkey)\n"
+	"    local sum, gone, mine = 0, {}, nil\n"
+	"    for j = 1, #all, 2 do\n"
+	"      if all[j] == host then mine = all[j + 1] end\n"
+	"    end\n"
+	"    if mine then\n"
+	"      local r = tonumber(string.match(mine, ' (%S+)$')) or rate\n"
+	"      rate = r + (rate - r) * (1 - math.exp(-el / 1000000))\n"
+	"    end\n"
+	"    live, sum = 1, rate\n"
+	"    for j = 1, #all, 2 do\n"
+	"      if all[j] ~= host then\n"
+	"        local seen, r = string.match(all[j + 1], '^(%S+) (%S+)$')\n"
+	"        if now - (tonumber(seen) or 0) <= window then\n"
+	"          live, sum = live + 1, sum + (tonumber(r) or 0)\n"
+	"        else\n"
+	"          gone[#gone + 1] = all[j]\n"
+	"        end\n"
+	"      end\n"
+	"    end\n"
+	"    if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end\n"
+	"    redis.call('HSET', dkey, host, string.format('%.0f %.3f', now, rate))\n"
+	"    redis.call('PEXPIRE', dkey, math.ceil(window / 1000))\n"
+	"    share = sum > 0 and rate / sum or 1 / live\n"
+	"  end\n"
+	"  out[#out + 1] = granted\n"
+	"  out[#out + 1] = math.floor(tat - now + 0.5)\n"
+	"  out[#out + 1] = math.floor(share * 1000000 + 0.5)\n"
+	"  out[#out + 1] = live\n"
 	"end\n"
-	"if redis.call('EXISTS', KEYS[1]) == 1 then\n"
-	"  redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil((tat - now) / 1000), math.ceil(keep)))\n"
-	"end\n"
-	"return {granted, string.format('%.3f', tat - now), string.format('%.6f', share), live}\n";
+	"return out\n";
 
 /*
  * Hosts running a rule. KEYS[1] is a hash host-id -> "last-seen rate".

@@ -133,10 +133,13 @@ static void gcra(struct xrl_redis *r, const char *key, const char *n, const char
 		 const char *span, const char *since, const char *mode, double *granted,
 		 double *debt)
 {
+	char dkey[128];
+	const char *argv[] = { key, dkey, mode, "", "0", n, interval, span, since, "-1", "0" };
 	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 6,
-		.argv = { key, n, interval, span, since, mode },
+		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = argv,
 	};
+
+	snprintf(dkey, sizeof(dkey), "%s:d", key);
 	char err[256];
 
 	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
@@ -283,14 +286,13 @@ static void test_noscript_reload(void **state)
 
 static void test_hosts(void **state)
 {
+	const char *a1[] = { "xrl:{t4}:hosts", "a", "90", "1000000", "60000" };
+	const char *b1[] = { "xrl:{t4}:hosts", "b", "10", "1000000", "60000" };
 	struct xrl_redis r;
 	struct xrl_redis_call c[3] = {
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5,
-		  .argv = { "xrl:{t4}:hosts", "a", "90", "1000000", "60000" } },
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5,
-		  .argv = { "xrl:{t4}:hosts", "b", "10", "1000000", "60000" } },
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5,
-		  .argv = { "xrl:{t4}:hosts", "a", "90", "1000000", "60000" } },
+		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = a1 },
+		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = b1 },
+		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = a1 },
 	};
 	char err[256];
 	double live, sum;
@@ -308,13 +310,59 @@ static void test_hosts(void **state)
 	xrl_redis_close(&r);
 }
 
+/*
+ * One call for several sources, as the daemon sends them, with demand:
+ * two hosts seeing 900 and 100 packets of a source over a second get
+ * shares 0.9 and 0.1; a second source in the same call is independent.
+ */
+static void test_batch_demand_share(void **state)
+{
+	const char *ha[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d",
+			     "xrl:{t6:198.18.0.7}", "xrl:{t6:198.18.0.7}:d", "0", "ha", "1000000",
+			     "5", "10000", "100000", "0", "900", "1000000",
+			     "0", "10000", "100000", "0", "-1", "0" };
+	const char *hb[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d", "0", "hb", "1000000",
+			     "3", "10000", "100000", "0", "100", "1000000" };
+	struct xrl_redis_call c[2] = {
+		{ .script = XRL_SCRIPT_GCRA, .nkeys = 4, .argc = 19, .argv = ha },
+		{ .script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = hb },
+	};
+	struct xrl_redis r;
+	char err[256];
+	double v;
+
+	(void)state;
+	connect_client(&r);
+	assert_int_equal(xrl_redis_run(&r, c, 2, err, sizeof(err)), 0);
+	/* host a, source 6: 5 admissions of 10 ms: 50 ms of debt, alone so far */
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 0, &v), 0);
+	assert_true(v == 5);
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 1, &v), 0);
+	assert_true(v > 49000 && v <= 50000);
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 2, &v), 0);
+	assert_true(v == 1000000);
+	/* host a, source 7: a read, nothing spent */
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 5, &v), 0);
+	assert_true(v <= 0);
+	/* host b, source 6: 8 admissions in all, 80 ms; b holds 100 of 1000 packets/s */
+	assert_int_equal(xrl_redis_reply_num(c[1].reply, 1, &v), 0);
+	assert_true(v > 79000 && v <= 80000);
+	assert_int_equal(xrl_redis_reply_num(c[1].reply, 2, &v), 0);
+	assert_true(v > 99900 && v < 100100);   /* ppm */
+	assert_int_equal(xrl_redis_reply_num(c[1].reply, 3, &v), 0);
+	assert_true(v == 2);
+	xrl_redis_calls_free(c, 2);
+	xrl_redis_close(&r);
+}
+
 /* A server that stops answering (SIGSTOP) costs one timeout, not a hang. */
 static void test_timeout_when_stopped(void **state)
 {
 	struct xrl_redis r;
+	const char *argv[] = { "xrl:{t5:198.18.0.5}", "xrl:{t5:198.18.0.5}:d", "0", "", "0", "1",
+			       "1000", "50000", "0", "-1", "0" };
 	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 6,
-		.argv = { "xrl:{t5:198.18.0.5}", "1", "1000", "50000", "0", "0" },
+		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = argv,
 	};
 	char err[256];
 	__u64 t0, took;
@@ -374,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_concurrent_budget),
 		cmocka_unit_test(test_noscript_reload),
 		cmocka_unit_test(test_hosts),
+		cmocka_unit_test(test_batch_demand_share),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};
 

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The cost of the daemon's sync round, isolated from traffic: the real XDP
+ * object's maps (loaded, not attached), one --global rule, N (rule, source)
+ * pairs in xrl_fleet_used that all admitted packets since the last round
+ * (as N sources over budget do at any rate above one token per round), and
+ * the daemon's own round (user/xrl_fleet.c) against a real redis-server.
+ * Rounds run at the sync interval for a few seconds, so the demand reports
+ * (at most one a second per source) are in the figures as they would be.
+ *
+ *   build/xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS]
+ *
+ * Not a test: scripts/bench_fleet.sh runs it and prints what it prints.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+
+#include "xrl_fleet.h"
+#include "xrl_log.h"
+#include "xrl_testlib.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "redis-port", required_argument, 0, 'p' },
+		{ "sources", required_argument, 0, 'n' },
+		{ "seconds", required_argument, 0, 's' },
+		{ "interval", required_argument, 0, 'i' },
+		{ 0, 0, 0, 0 },
+	};
+	static const char *const rules[] = { "10.0.0.0/8 --rate 1000/s --burst 100 --global", NULL };
+	static struct xrl_fleet fleet;
+	int port = 0, n = 10000, seconds = 5, interval_ms = 100, c, i, rounds = 0, id;
+	struct xrl_bucket_key *keys;
+	struct xrl_fleet_used *vals;
+	double *times, sum = 0;
+	unsigned long cmds0, reports0;
+	struct xrl_tl t;
+	__u64 t_end, next;
+	__u32 count;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': port = atoi(optarg); break;
+		case 'n': n = atoi(optarg); break;
+		case 's': seconds = atoi(optarg); break;
+		case 'i': interval_ms = atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS]\n");
+			return 2;
+		}
+	}
+	if (port <= 0 || n <= 0 || n > XRL_FLEET_SOURCES || seconds <= 0 || interval_ms <= 0) {
+		fprintf(stderr, "xrl_bench_fleet: --redis-port is required; 1 <= --sources <= %d\n",
+			XRL_FLEET_SOURCES);
+		return 2;
+	}
+	xrl_log_init("text", "bench");
+	if (xrl_tl_open(&t, 1024, 0) || xrl_tl_rules(&t, rules))
+		return 1;
+	id = xrl_tl_rule_id(&t, "10.0.0.0/8");
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc(n, sizeof(*vals));
+	times = calloc((size_t)seconds * 1000 / interval_ms + 16, sizeof(*times));
+	if (!keys || !vals || !times || id < 0)
+		return 1;
+	for (i = 0; i < n; i++) {
+		keys[i].rule_id = id;
+		keys[i].family = 4;
+		keys[i].addr[0] = htonl(0x0a000000u + i);
+		vals[i].born_ns = xrl_mono_ns();
+	}
+
+	snprintf(fleet.redis.url.host, sizeof(fleet.redis.url.host), "127.0.0.1");
+	fleet.redis.url.port = port;
+	fleet.redis.timeout.tv_sec = 1;
+	if (xrl_fleet_init(&fleet, &t.maps, "bench", "bench-host", interval_ms * 1000000ull,
+			   XRL_POLICY_LOCAL)) {
+		fprintf(stderr, "xrl_bench_fleet: out of memory\n");
+		return 1;
+	}
+	{
+		struct xrl_rule_def defs[XRL_MAX_RULES];
+		__u32 ids[XRL_MAX_RULES];
+		int nd;
+
+		if (xrl_ruleset_read(&t.maps, defs, ids, &nd))
+			return 1;
+		xrl_fleet_set_rules(&fleet, defs, ids, nd);
+	}
+
+	/* every source admits 5 packets a round: over budget at 1000/s, 100 per round */
+	cmds0 = reports0 = 0;
+	next = xrl_mono_ns();
+	t_end = next + (__u64)seconds * 1000000000ull;
+	for (;;) {
+		__u64 t0;
+		struct timespec ts;
+
+		for (i = 0; i < n; i++) {
+			vals[i].passed += 5;
+			vals[i].dropped += 40;
+		}
+		count = n;
+		if (bpf_map_update_batch(t.maps.fleet_used, keys, vals, &count, NULL)) {
+			perror("xrl_bench_fleet: update xrl_fleet_used");
+			return 1;
+		}
+		t0 = xrl_mono_ns();
+		if (xrl_fleet_round(&fleet))
+			return 1;
+		if (!fleet.redis_up) {
+			fprintf(stderr, "xrl_bench_fleet: redis on port %d: %s\n", port, fleet.last_error);
+			return 1;
+		}
+		if (rounds == 0) {
+			/* the first round also connects and loads the scripts: not counted */
+			cmds0 = fleet.redis.commands;
+			reports0 = fleet.reported_total;
+		} else {
+			times[rounds - 1] = (xrl_mono_ns() - t0) / 1e6;
+			sum += times[rounds - 1];
+		}
+		rounds++;
+		if (xrl_mono_ns() >= t_end)
+			break;
+		next += interval_ms * 1000000ull;
+		ts.tv_sec = next / 1000000000ull;
+		ts.tv_nsec = next % 1000000000ull;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	}
+	rounds--;
+	qsort(times, rounds, sizeof(*times), cmp_double);
+	printf("fleet round, %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
+	       n, interval_ms, rounds, sum / rounds, times[rounds / 2], times[rounds - 1],
+	       100.0 * (sum / rounds) / interval_ms,
+	       (double)(fleet.redis.commands - cmds0) / rounds,
+	       (double)(fleet.reported_total - reports0) / rounds);
+	xrl_fleet_release(&fleet);
+	xrl_fleet_free(&fleet);
+	xrl_tl_close(&t);
+	return 0;
+}
