@@ -216,13 +216,14 @@ static void wait_round(struct timespec *next, __u64 interval_ns, struct xrl_even
 
 	at = (__u64)next->tv_sec * 1000000000ull + next->tv_nsec + interval_ns;
 	if (at < now)
-		at = now + interval_ns;   /* a slow round: start the next one a full interval later */
+		at = now;   /* a round longer than the interval: the next one starts at once */
 	next->tv_sec = at / 1000000000ull;
 	next->tv_nsec = at % 1000000000ull;
 	if (!ev) {
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
 		return;
 	}
+	xrl_events_poll(ev, 0);   /* even when the next round is due at once */
 	while (!stop_sig && !reload_req && (now = xrl_mono_ns()) < at)
 		xrl_events_poll(ev, (int)((at - now + 999999) / 1000000));
 }

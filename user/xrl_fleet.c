@@ -281,9 +281,9 @@ static const char **argpool;
 static bool sync_redis(struct xrl_fleet *f, int np)
 {
 	static char rate[XRL_MAX_RULES][24];
-	char err[256], live_us[32], ttl_ms[32];
+	char err[256], live_us[32], demand_us[32], ttl_ms[32];
 	size_t pool = 0;
-	int nc = 0, i, j, id, rc;
+	int nc = 0, i, j, id;
 
 	if (!argtext)
 		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
@@ -292,6 +292,10 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 	if (!argtext || !argpool)
 		return false;
 	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
+	/* demand comes once a second at most: a host's counts while it reported within 3 */
+	snprintf(demand_us, sizeof(demand_us), "%llu",
+		 (unsigned long long)(live_window_ns(f) > 3 * XRL_FLEET_DEMAND_NS ?
+				      live_window_ns(f) : 3 * XRL_FLEET_DEMAND_NS) / 1000);
 	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
 	for (i = 0; i < np; i += XRL_FLEET_BATCH) {
 		int n = np - i < XRL_FLEET_BATCH ? np - i : XRL_FLEET_BATCH;
@@ -328,13 +332,15 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 		}
 		argv[2 * n] = "0";
 		argv[2 * n + 1] = f->host_id;
-		argv[2 * n + 2] = live_us;
+		argv[2 * n + 2] = demand_us;
 		c->script = XRL_SCRIPT_GCRA;
 		c->nkeys = 2 * n;
 		c->argc = 2 * n + 3 + 6 * n;
 		c->argv = argv;
 		pool += c->argc;
 		f->call_entry[nc++] = i;
+		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
+			goto failed;
 	}
 	for (id = 0; id < XRL_MAX_RULES; id++) {
 		const struct xrl_fleet_rule_state *rs = &f->rules[id];
@@ -357,15 +363,13 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 		c->argv = argv;
 		pool += 5;
 		f->call_entry[nc++] = -1 - id;
+		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
+			goto failed;
 	}
 	if (!nc)
 		return true;
-	rc = xrl_redis_run(&f->redis, f->calls, nc, err, sizeof(err));
-	if (rc) {
-		xrl_redis_calls_free(f->calls, nc);
-		set_up(f, false, err, xrl_mono_ns());
-		return false;
-	}
+	if (xrl_redis_recv(&f->redis, f->calls, nc, err, sizeof(err)))
+		goto failed;
 	for (i = 0; i < nc; i++) {
 		const redisReply *rep = f->calls[i].reply;
 		double a, b, share, live;
@@ -379,19 +383,22 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 			continue;
 		}
 		if (f->call_entry[i] >= 0) {
+			size_t at = 0;   /* debt, then share and live when demand went along */
+
 			for (j = 0; j < f->calls[i].nkeys / 2; j++) {
 				struct push *p = &pushes[f->call_entry[i] + j];
 
-				if (xrl_redis_reply_num(rep, 4 * j + 1, &b) ||
-				    xrl_redis_reply_num(rep, 4 * j + 2, &share) ||
-				    xrl_redis_reply_num(rep, 4 * j + 3, &live))
-					continue;
+				if (xrl_redis_reply_num(rep, at++, &b))
+					break;
 				p->debt_us = b;
+				if (p->demand < 0)
+					continue;
+				if (xrl_redis_reply_num(rep, at++, &share) ||
+				    xrl_redis_reply_num(rep, at++, &live))
+					break;
 				share /= 1e6;
-				if (p->demand >= 0) {
-					p->share = share > 0 && share <= 1 ? share : 1;
-					p->live = live > 0 ? (__u32)live : 1;
-				}
+				p->share = share > 0 && share <= 1 ? share : 1;
+				p->live = live > 0 ? (__u32)live : 1;
 			}
 			continue;
 		}
@@ -410,6 +417,10 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 	}
 	xrl_redis_calls_free(f->calls, nc);
 	return true;
+failed:
+	xrl_redis_calls_free(f->calls, nc);
+	set_up(f, false, err, xrl_mono_ns());
+	return false;
 }
 
 /*

@@ -195,46 +195,52 @@ static int is_noscript(const redisReply *rep)
 	return rep && rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "NOSCRIPT", 8);
 }
 
-/* Send calls[0..n) as one pipeline and collect the replies. */
-static int pipeline(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
-		    size_t errlen)
+int xrl_redis_send(struct xrl_redis *r, const struct xrl_redis_call *c, char *err, size_t errlen)
 {
 	const char **argv;
 	char nkeys[12];
-	int i, j, most = 0;
+	int j, done = 0;
 
-	for (i = 0; i < n; i++)
-		if (calls[i].argc > most)
-			most = calls[i].argc;
-	argv = malloc((most + 3) * sizeof(*argv));
-	if (!argv) {
-		xrl_fail(err, errlen, "out of memory");
+	if (!r->c) {
+		xrl_fail(err, errlen, "not connected");
 		return -EIO;
 	}
-	for (i = 0; i < n; i++) {
-		struct xrl_redis_call *c = &calls[i];
-
-		argv[0] = "EVALSHA";
-		argv[1] = r->sha[c->script];
-		snprintf(nkeys, sizeof(nkeys), "%d", c->nkeys);
-		argv[2] = nkeys;
-		for (j = 0; j < c->argc; j++)
-			argv[3 + j] = c->argv[j];
-		/* hiredis copies the command into its buffer: argv can be reused */
-		if (redisAppendCommandArgv(r->c, 3 + c->argc, argv, NULL) != REDIS_OK) {
-			xrl_fail(err, errlen, "cannot queue a command: %s", r->c->errstr);
-			free(argv);
-			return -EIO;
-		}
-		r->commands++;
+	argv = malloc((c->argc + 3) * sizeof(*argv));
+	if (!argv) {
+		xrl_fail(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
+	argv[0] = "EVALSHA";
+	argv[1] = r->sha[c->script];
+	snprintf(nkeys, sizeof(nkeys), "%d", c->nkeys);
+	argv[2] = nkeys;
+	for (j = 0; j < c->argc; j++)
+		argv[3 + j] = c->argv[j];
+	/* hiredis copies the command into its output buffer */
+	j = redisAppendCommandArgv(r->c, 3 + c->argc, argv, NULL);
 	free(argv);
+	r->commands++;
+	/* on the wire now, so Redis works on it while the caller builds the next */
+	while (j == REDIS_OK && !done)
+		j = redisBufferWrite(r->c, &done);
+	if (j != REDIS_OK) {
+		xrl_fail(err, errlen, "%s", r->c->errstr[0] ? r->c->errstr : "connection lost");
+		xrl_redis_close(r);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int read_replies(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
+			size_t errlen)
+{
+	int i;
+
 	for (i = 0; i < n; i++) {
 		void *rep = NULL;
 
 		if (redisGetReply(r->c, &rep) != REDIS_OK || !rep) {
-			xrl_fail(err, errlen, "%s", r->c->err == REDIS_ERR_IO && r->c->errstr[0] == 0 ?
-				 "connection lost" : r->c->errstr);
+			xrl_fail(err, errlen, "%s", r->c->errstr[0] ? r->c->errstr : "connection lost");
 			return -EIO;
 		}
 		calls[i].reply = rep;
@@ -242,43 +248,58 @@ static int pipeline(struct xrl_redis *r, struct xrl_redis_call *calls, int n, ch
 	return 0;
 }
 
-int xrl_redis_run(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
-		  size_t errlen)
+int xrl_redis_recv(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
+		   size_t errlen)
 {
-	int done, batch, i, rc, again;
+	int i, rc, again = 0;
 
 	if (!r->c) {
 		xrl_fail(err, errlen, "not connected");
 		return -EIO;
 	}
-	for (done = 0; done < n; done += batch) {
-		batch = n - done < XRL_REDIS_BATCH ? n - done : XRL_REDIS_BATCH;
-		rc = pipeline(r, calls + done, batch, err, errlen);
-		if (rc)
-			goto fail;
-		/* Redis restarted or SCRIPT FLUSH: load again and repeat what was refused */
-		for (again = 0, i = done; i < done + batch; i++)
-			again |= is_noscript(calls[i].reply);
-		if (!again)
+	rc = read_replies(r, calls, n, err, errlen);
+	if (rc)
+		goto fail;
+	/* Redis restarted or SCRIPT FLUSH: load again and repeat what was refused */
+	for (i = 0; i < n; i++)
+		again |= is_noscript(calls[i].reply);
+	if (!again)
+		return 0;
+	r->noscript++;
+	rc = load_scripts(r, err, errlen);
+	if (rc)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (!is_noscript(calls[i].reply))
 			continue;
-		r->noscript++;
-		rc = load_scripts(r, err, errlen);
+		freeReplyObject(calls[i].reply);
+		calls[i].reply = NULL;
+		rc = xrl_redis_send(r, &calls[i], err, errlen);
+		if (!rc)
+			rc = read_replies(r, &calls[i], 1, err, errlen);
 		if (rc)
 			goto fail;
-		for (i = done; i < done + batch; i++) {
-			if (!is_noscript(calls[i].reply))
-				continue;
-			freeReplyObject(calls[i].reply);
-			calls[i].reply = NULL;
-			rc = pipeline(r, calls + i, 1, err, errlen);
-			if (rc)
-				goto fail;
-		}
 	}
 	return 0;
 fail:
 	xrl_redis_close(r);
-	return rc == -EPROTO ? -EIO : rc;
+	return -EIO;
+}
+
+int xrl_redis_run(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
+		  size_t errlen)
+{
+	int done, batch, i, rc;
+
+	for (done = 0; done < n; done += batch) {
+		batch = n - done < XRL_REDIS_BATCH ? n - done : XRL_REDIS_BATCH;
+		for (i = done; i < done + batch; i++)
+			if ((rc = xrl_redis_send(r, &calls[i], err, errlen)))
+				return rc;
+		if ((rc = xrl_redis_recv(r, calls + done, batch, err, errlen)))
+			return rc;
+	}
+	return 0;
 }
 
 void xrl_redis_calls_free(struct xrl_redis_call *calls, int n)

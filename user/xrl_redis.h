@@ -52,6 +52,11 @@ void xrl_redis_close(struct xrl_redis *r);
  * replies of type error); -EIO with err set when the connection failed or
  * timed out, after which the connection is closed.
  */
+/* The same in two halves, so that calls are built while Redis runs earlier ones: */
+int xrl_redis_send(struct xrl_redis *r, const struct xrl_redis_call *c, char *err, size_t errlen);
+/* the replies of the n calls sent since the last recv, in order */
+int xrl_redis_recv(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
+		   size_t errlen);
 int xrl_redis_run(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char *err,
 		  size_t errlen);
 void xrl_redis_calls_free(struct xrl_redis_call *calls, int n);

@@ -23,10 +23,11 @@
  * back the n admissions go), demand (packets this host saw for the
  * source, admitted and refused; -1: not reported this time) and the µs it
  * covers.
- * Returns four integers per (rule, source): granted, debt = TAT - now in
- * µs (how far ahead of now the fleet has spent; the host turns it into a
- * floor under its local TAT), share = this host's part of the live hosts'
- * demand in parts per million, live hosts.
+ * Returns integers (Redis truncates Lua numbers), per (rule, source): the
+ * debt, TAT - now in µs (how far ahead of now the fleet has spent; the
+ * host turns it into a floor under its local TAT); then, in take mode, the
+ * tokens granted; then, when demand was reported, this host's share of the
+ * live hosts' demand in parts per million and the number of live hosts.
  * The TAT expires when it is reached (a missing TAT and one in the past
  * both mean a full bucket), the demand a live window after the last report.
  * The keys of one call must share a Redis Cluster slot on a cluster.
@@ -36,28 +37,29 @@ static const char gcra[] =
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"local take, host = ARGV[1] == '1', ARGV[2]\n"
 	"local window = tonumber(ARGV[3])\n"
-	"local out, names = {}, {}\n"
-	"for i = 1, #KEYS / 2 do names[i] = KEYS[2 * i - 1] end\n"
+	"local fmt, max, out, names, m = string.format, math.max, {}, {}, #KEYS / 2\n"
+	"for i = 1, m do names[i] = KEYS[2 * i - 1] end\n"
 	"local tats = redis.call('MGET', unpack(names))\n"
-	"for i = 1, #KEYS / 2 do\n"
-	"  local key, dkey, a = KEYS[2 * i - 1], KEYS[2 * i], 3 + (i - 1) * 6\n"
+	"local a = 3\n"
+	"for i = 1, m do\n"
+	"  local key = names[i]\n"
 	"  local n, demand = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 5])\n"
-	"  local tat = tonumber(tats[i] or '0') or 0\n"
+	"  local tat = tonumber(tats[i]) or 0\n"
 	"  local granted = 0\n"
 	"  if n > 0 then\n"
-	"    local nxt = math.max(tat, now - tonumber(ARGV[a + 4])) + n * tonumber(ARGV[a + 2])\n"
+	"    local nxt = max(tat, now - ARGV[a + 4]) + n * ARGV[a + 2]\n"
 	"    if not take or nxt - now <= tonumber(ARGV[a + 3]) then\n"
 	"      granted, tat = n, nxt\n"
-	"      redis.call('SET', key, string.format('%.3f', tat), 'PX',\n"
-	"                  math.max(1, math.ceil((tat - now) / 1000)))\n"
+	"      redis.call('SET', key, fmt('%.3f', tat), 'PX', max(1, math.ceil((tat - now) / 1000)))\n"
 	"    end\n"
 	"  end\n"
-	"  local share, live = 1, 1\n"
+	"  out[#out + 1] = tat - now\n"
+	"  if take then out[#out + 1] = granted end\n"
 	"  if host ~= '' and demand >= 0 then\n"
-	"    local el = math.max(tonumber(ARGV[a + 6]), 1)\n"
+	"    local dkey, el = KEYS[2 * i], max(tonumber(ARGV[a + 6]), 1)\n"
 	"    local rate = demand * 1000000 / el\n"
 	"    local all = redis.call('HGETALL', dkey)\n"
-	"    local sum, gone, mine = 0, {}, nil\n"
+	"    local sum, live, gone, mine = 0, 1, {}, nil\n"
 	"    for j = 1, #all, 2 do\n"
 	"      if all[j] == host then mine = all[j + 1] end\n"
 	"    end\n"
@@ -65,7 +67,7 @@ static const char gcra[] =
 	"      local r = tonumber(string.match(mine, ' (%S+)$')) or rate\n"
 	"      rate = r + (rate - r) * (1 - math.exp(-el / 1000000))\n"
 	"    end\n"
-	"    live, sum = 1, rate\n"
+	"    sum = rate\n"
 	"    for j = 1, #all, 2 do\n"
 	"      if all[j] ~= host then\n"
 	"        local seen, r = string.match(all[j + 1], '^(%S+) (%S+)$')\n"
@@ -77,14 +79,12 @@ static const char gcra[] =
 	"      end\n"
 	"    end\n"
 	"    if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end\n"
-	"    redis.call('HSET', dkey, host, string.format('%.0f %.3f', now, rate))\n"
+	"    redis.call('HSET', dkey, host, fmt('%.0f %.3f', now, rate))\n"
 	"    redis.call('PEXPIRE', dkey, math.ceil(window / 1000))\n"
-	"    share = sum > 0 and rate / sum or 1 / live\n"
+	"    out[#out + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000\n"
+	"    out[#out + 1] = live\n"
 	"  end\n"
-	"  out[#out + 1] = granted\n"
-	"  out[#out + 1] = math.floor(tat - now + 0.5)\n"
-	"  out[#out + 1] = math.floor(share * 1000000 + 0.5)\n"
-	"  out[#out + 1] = live\n"
+	"  a = a + 6\n"
 	"end\n"
 	"return out\n";
 

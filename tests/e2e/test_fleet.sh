@@ -242,11 +242,12 @@ r_alone=$(rate_between "$a0" "$a1" "$ta" "$tb")
 # What host 1 admitted on its own while its daemon was away is reported by
 # the restarted daemon and paid back by the fleet: over the whole span the
 # fleet keeps the limit. A daemon that lost its counters would report less
-# (fleet over the limit); one that reported twice, more (fleet under it).
+# (fleet over the limit); one that reported twice, more (fleet under it):
+# host 1's ~300 packets alone are +-40/s over this span.
 r_span=$(rate_between "$f0" "$f1" "$ta" "$td")
 printf '        host 1 without its daemon: %.0f/s; fleet from the kill to 4.5 s after the restart: %.0f/s (limit %d/s)\n' "$r_alone" "$r_span" "$RATE"
 check "without its daemon, host 1 still limits (at most its local rate)" "$r_alone > 0 && $r_alone <= 1.2 * $RATE"
-check "the restarted daemon resumes its counters: the fleet keeps the limit over the span" "$r_span >= 0.85 * $RATE && $r_span <= 1.15 * $RATE"
+check "the restarted daemon resumes its counters: the fleet keeps the limit over the span" "$r_span >= 0.8 * $RATE && $r_span <= 1.2 * $RATE"
 
 # ------------------------------------------------------------------ 6. SIGHUP
 section "6. SIGHUP reloads the rules file; a bad file is refused"

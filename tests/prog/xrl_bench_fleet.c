@@ -8,7 +8,10 @@
  * Rounds run at the sync interval for a few seconds, so the demand reports
  * (at most one a second per source) are in the figures as they would be.
  *
- *   build/xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS]
+ *   build/xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID]
+ *
+ * Several at once with different --host IDs are hosts of one fleet: the
+ * same keys in the same Redis.
  *
  * Not a test: scripts/bench_fleet.sh runs it and prints what it prints.
  */
@@ -40,10 +43,12 @@ int main(int argc, char **argv)
 		{ "sources", required_argument, 0, 'n' },
 		{ "seconds", required_argument, 0, 's' },
 		{ "interval", required_argument, 0, 'i' },
+		{ "host", required_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	static const char *const rules[] = { "10.0.0.0/8 --rate 1000/s --burst 100 --global", NULL };
 	static struct xrl_fleet fleet;
+	const char *host = "bench-host";
 	int port = 0, n = 10000, seconds = 5, interval_ms = 100, c, i, rounds = 0, id;
 	struct xrl_bucket_key *keys;
 	struct xrl_fleet_used *vals;
@@ -59,8 +64,9 @@ int main(int argc, char **argv)
 		case 'n': n = atoi(optarg); break;
 		case 's': seconds = atoi(optarg); break;
 		case 'i': interval_ms = atoi(optarg); break;
+		case 'h': host = optarg; break;
 		default:
-			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS]\n");
+			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID]\n");
 			return 2;
 		}
 	}
@@ -88,7 +94,7 @@ int main(int argc, char **argv)
 	snprintf(fleet.redis.url.host, sizeof(fleet.redis.url.host), "127.0.0.1");
 	fleet.redis.url.port = port;
 	fleet.redis.timeout.tv_sec = 1;
-	if (xrl_fleet_init(&fleet, &t.maps, "bench", "bench-host", interval_ms * 1000000ull,
+	if (xrl_fleet_init(&fleet, &t.maps, "bench", host, interval_ms * 1000000ull,
 			   XRL_POLICY_LOCAL)) {
 		fprintf(stderr, "xrl_bench_fleet: out of memory\n");
 		return 1;
@@ -145,8 +151,8 @@ int main(int argc, char **argv)
 	}
 	rounds--;
 	qsort(times, rounds, sizeof(*times), cmp_double);
-	printf("fleet round, %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
-	       n, interval_ms, rounds, sum / rounds, times[rounds / 2], times[rounds - 1],
+	printf("%s: fleet round, %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
+	       host, n, interval_ms, rounds, sum / rounds, times[rounds / 2], times[rounds - 1],
 	       100.0 * (sum / rounds) / interval_ms,
 	       (double)(fleet.redis.commands - cmds0) / rounds,
 	       (double)(fleet.reported_total - reports0) / rounds);
