@@ -91,6 +91,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		      "created", (json_int_t)g.sources_created, "evicted", (json_int_t)evicted);
 	json_object_set_new(o, "insert_failed", json_integer((json_int_t)g.insert_failed));
 	json_object_set_new(o, "cas_contended", json_integer((json_int_t)g.cas_contended));
+	json_object_set_new(o, "events", json_integer((json_int_t)g.events));
+	json_object_set_new(o, "events_suppressed", json_integer((json_int_t)g.events_suppressed));
 
 	if (ctx->json) {
 		json_object_set_new(o, "rules", rules);

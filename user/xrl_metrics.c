@@ -268,6 +268,12 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	instance_family(f, "xrl_cas_contended_packets_total", "counter",
 			"Packets dropped because their bucket's compare-and-swap lost 8 times in a row.",
 			in, s->g.cas_contended);
+	instance_family(f, "xrl_limit_events_total", "counter",
+			"Limit events written to the ring buffer (a source started being dropped).",
+			in, s->g.events);
+	instance_family(f, "xrl_limit_events_suppressed_total", "counter",
+			"Limit events over the in-kernel bound of 100 a second, or with the ring full.",
+			in, s->g.events_suppressed);
 	instance_family(f, "xrl_rules", "gauge", "Rules in force.", in, (unsigned long long)s->n);
 	top_family(f, s, in, o->top_k);
 }

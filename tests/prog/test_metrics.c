@@ -358,9 +358,12 @@ static void test_counters_match_maps(void **state)
 	assert_int_equal(value(text, "xrl_insert_failed_packets_total{instance=\"" INST "\"}"), g.insert_failed);
 	assert_int_equal(value(text, "xrl_cas_contended_packets_total{instance=\"" INST "\"}"), g.cas_contended);
 	assert_int_equal(value(text, "xrl_rules{instance=\"" INST "\"}"), 3);
+	assert_int_equal(value(text, "xrl_limit_events_total{instance=\"" INST "\"}"), g.events);
+	assert_int_equal(value(text, "xrl_limit_events_suppressed_total{instance=\"" INST "\"}"),
+			 g.events_suppressed);
 	/* a family per name, each with HELP and TYPE */
 	assert_int_equal(count_lines_starting(text, "# HELP "), count_lines_starting(text, "# TYPE "));
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 15);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 17);
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);
@@ -1097,6 +1100,10 @@ static const char *const fleet_families[][2] = {
 	{ "xrl_redis_errors_total", "counter" },
 	{ "xrl_redis_sync_duration_seconds", "histogram" },
 	{ "xrl_fleet_share", "gauge" },
+	{ "xrl_fleet_hosts", "gauge" },
+	{ "xrl_fleet_sources", "gauge" },
+	{ "xrl_fleet_reports_total", "counter" },
+	{ "xrl_redis_commands_total", "counter" },
 };
 
 /* The type of a family the exporter or the daemon emits, or NULL. */
