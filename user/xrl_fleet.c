@@ -582,6 +582,8 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		pushes[np].share = same && fe->v.share_ppm ? fe->v.share_ppm / 1e6 : 1;
 		pushes[np].live = same && fe->v.live ? fe->v.live : 1;
 		pushes[np].since_ns = t0 - u->born_ns < elapsed ? t0 - u->born_ns : elapsed;
+		if (pushes[np].since_ns > 3 * XRL_FLEET_DEMAND_NS)
+			pushes[np].since_ns = 3 * XRL_FLEET_DEMAND_NS;   /* within the TAT's lifetime */
 		pushes[np].old = fe;
 		pushes[np].debt_us = NAN;
 		rs->round_admitted += pushes[np].delta;

@@ -28,8 +28,11 @@
  * host turns it into a floor under its local TAT); then, in take mode, the
  * tokens granted; then, when demand was reported, this host's share of the
  * live hosts' demand in parts per million and the number of live hosts.
- * The TAT expires when it is reached (a missing TAT and one in the past
- * both mean a full bucket), the demand a live window after the last report.
+ * The TAT expires a live window after it is reached: until then a host may
+ * still report admissions made before it (since reaches back at most that
+ * far), which must add to the TAT, not to a fresh one; after that a missing
+ * TAT and one in the past mean the same, a full bucket. The demand expires
+ * a live window after the last report.
  * The keys of one call must share a Redis Cluster slot on a cluster.
  */
 static const char gcra[] =
@@ -50,7 +53,7 @@ static const char gcra[] =
 	"    local nxt = max(tat, now - ARGV[a + 4]) + n * ARGV[a + 2]\n"
 	"    if not take or nxt - now <= tonumber(ARGV[a + 3]) then\n"
 	"      granted, tat = n, nxt\n"
-	"      redis.call('SET', key, fmt('%.3f', tat), 'PX', max(1, math.ceil((tat - now) / 1000)))\n"
+	"      redis.call('SET', key, fmt('%.3f', tat), 'PX', max(1, math.ceil((tat - now + window) / 1000)))\n"
 	"    end\n"
 	"  end\n"
 	"  out[#out + 1] = tat - now\n"
