@@ -124,6 +124,8 @@ for i in 1 2 3; do fleet_daemon_stop "$i"; done
 # round, against the same Redis; two at once are two hosts of one fleet.
 printf '\n== the sync round with N sources over budget, every 100 ms (build/xrl_bench_fleet)\n'
 round_rows=()
+one10k=
+two10k=
 for n in 1000 5000 10000; do
 	for hosts in 1 2; do
 		for h in $(seq "$hosts"); do
@@ -141,11 +143,15 @@ for n in 1000 5000 10000; do
 			max=$(sed -n 's/.*max \([0-9.]*\) ms.*/\1/p' <<<"$line")
 			cmds=$(sed -n 's/.*; \([0-9.]*\) Redis commands.*/\1/p' <<<"$line")
 			round_rows+=("$(printf '| %d | %d | host %d | %s ms | %s ms | %s ms | %s |' "$n" "$hosts" "$h" "$mean" "$med" "$max" "$cmds")")
+			[ "$n" = 10000 ] && [ "$hosts" = 1 ] && one10k=$mean
+			[ "$n" = 10000 ] && [ "$hosts" = 2 ] && [ "$h" = 1 ] && two10k=$mean
 		done
 	done
 done
 evalsha=$(redis-cli -p "$FLEET_PORT" info commandstats | sed -n 's/^cmdstat_evalsha:.*usec_per_call=\([0-9.]*\).*/\1/p')
 printf '   redis: %s µs per EVALSHA of up to 64 sources over the whole run\n' "$evalsha"
+printf 'target: 10,000 sources over budget in one round within half of a 100 ms interval: %s (one host %s ms, two hosts %s ms)\n' \
+	"$(awk -v m="$one10k" 'BEGIN { print (m != "" && m <= 50) ? "MET" : "NOT MET" }')" "${one10k:-?}" "${two10k:-?}"
 
 if [ -n "$MD" ]; then
 	{
@@ -171,6 +177,12 @@ if [ -n "$MD" ]; then
 		echo "| sources | hosts | | mean round | median | max | Redis commands per round |"
 		echo "|---|---|---|---|---|---|---|"
 		printf '%s\n' "${round_rows[@]}"
+		echo
+		verdict=$(awk -v m="$one10k" 'BEGIN { print (m != "" && m <= 50) ? "met" : "NOT met" }')
+		echo "Target (issue: 10,000 sources over budget in one round finish well inside the interval, taken as"
+		echo "at most half of it): $verdict — one host ${one10k:-?} ms mean at 100 ms; with two hosts Redis serves both"
+		echo "and each round takes ${two10k:-?} ms. Redis' Lua costs ~5 µs per source reported (the TAT's SET with PX"
+		echo "is most of it); a Redis core serves ~200,000 source reports a second on this VM."
 		echo
 		echo "A command is one EVALSHA per 64 (rule, source) pairs with new admissions or demand, or whose floor"
 		echo "is about to release the source, plus one per global rule; they are written as they are built, so"

@@ -164,8 +164,8 @@ static int rule_list(struct xrl_ctx *ctx)
 			if ((int)strlen(match) > w)
 				w = (int)strlen(match);
 		}
-		printf("%-4s %-*s %-6s %10s %10s %4s  %s\n", "ID", w, "RULE", "ACTION", "RATE", "BURST",
-		       "PER", "BYTES");
+		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %s\n", "ID", w, "RULE", "ACTION", "RATE",
+		       "BURST", "PER", "SCOPE", "BYTES");
 		for (i = 0; i < n; i++) {
 			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
 
@@ -182,8 +182,11 @@ static int rule_list(struct xrl_ctx *ctx)
 				xrl_fmt_bytes((double)cur[i].byte_burst, b, sizeof(b));
 				snprintf(bytes, sizeof(bytes), "%s/s burst %s", r, b);
 			}
-			printf("%-4u %-*s %-6s %10s %10s %4s  %s\n", cur_ids[i], w, match,
-			       xrl_action_name(cur[i].action), rate, burst, per, bytes);
+			/* fleet: the budget is shared through xrl daemon and Redis (--global) */
+			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %s\n", cur_ids[i], w, match,
+			       xrl_action_name(cur[i].action), rate, burst, per,
+			       cur[i].action != XRL_ACT_LIMIT ? "-" :
+			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", bytes);
 		}
 	}
 	xrl_instance_end(ctx, &m);

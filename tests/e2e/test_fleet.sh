@@ -12,7 +12,8 @@
 #     each --on-redis-failure policy: what passes, and the daemons live on;
 #  5. a daemon killed mid-flood: the data path keeps limiting, and the
 #     restarted daemon resumes without reporting anything twice;
-#  6. SIGHUP reloads the rules file; a bad file is refused, old rules stay.
+#  6. Redis down when a daemon starts: it runs, says so once, applies the policy;
+#  7. SIGHUP reloads the rules file; a bad file is refused, old rules stay.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
@@ -50,6 +51,12 @@ xrlt_init
 now_s() { fleet_now; }
 sleep_until() { fleet_sleep_until "$@"; }
 rate_between() { fleet_rate "$@"; }
+# log_time N PATTERN HOST: when the HOST daemon logged its N-th line matching PATTERN (epoch s)
+log_time() {
+	local ts
+	ts=$(grep "$2" "$XRLT_TMP/daemon$3.log" | sed -n "$1{s/ .*//;p}")
+	[ -n "$ts" ] && date -d "$ts" +%s.%N || echo 0
+}
 
 # ------------------------------------------------------------------ setup
 section "setup: redis on 127.0.0.1:$FLEET_PORT, $NHOSTS hosts, one daemon each"
@@ -181,16 +188,16 @@ policy_test() {
 	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/pol-$pol.cfg" "$FLOOD_GAP" 14 "$XRLT_TMP/pol-$pol.$i.log"; done
 	t0=$(now_s)
 	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)"); }
-	snap 1.5                                          # 0
-	snap 3;   kill -KILL "$FLEET_REDIS_PID"                 # 1
-	snap 3.6                                          # 2
-	snap 6;   fleet_redis_start                             # 3
-	snap 7                                            # 4
-	snap 8.5; kill -STOP "$FLEET_REDIS_PID"                 # 5
-	snap 9.1                                          # 6
-	snap 11.5; kill -CONT "$FLEET_REDIS_PID"                # 7
-	snap 12.5                                         # 8
-	snap 13.8                                         # 9
+	snap 1.5                                                       # 0
+	snap 3;   kill -KILL "$FLEET_REDIS_PID"; t_kill=$(now_s)       # 1
+	snap 3.6                                                       # 2
+	snap 6;   fleet_redis_start; t_start=$(now_s)                  # 3
+	snap 7                                                         # 4
+	snap 8.5; kill -STOP "$FLEET_REDIS_PID"; t_stop=$(now_s)       # 5
+	snap 9.1                                                       # 6
+	snap 11.5; kill -CONT "$FLEET_REDIS_PID"; t_cont=$(now_s)      # 7
+	snap 12.5                                                      # 8
+	snap 13.8                                                      # 9
 	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
 	r_dead=$(rate_between "${s[2]}" "${s[3]}" "${ts[2]}" "${ts[3]}")
 	r_back=$(rate_between "${s[4]}" "${s[5]}" "${ts[4]}" "${ts[5]}")
@@ -219,6 +226,18 @@ policy_test() {
 		n=$(grep -c "until it answers" "$XRLT_TMP/daemon$i.log")
 		m=$(grep -c "is back after" "$XRLT_TMP/daemon$i.log")
 		check "$pol: host $i logged each failure and each recovery once (down $n, back $m)" "$n == 2 && $m == 2"
+		# the policy applies in the round that fails (one interval + the 50 ms timeout) and
+		# fleet-wide limiting resumes within two intervals of Redis' return (+ scheduling slack)
+		d1=$(xrlt_calc "$(log_time 1 "until it answers" "$i") - $t_kill")
+		b1=$(xrlt_calc "$(log_time 1 "is back after" "$i") - $t_start")
+		d2=$(xrlt_calc "$(log_time 2 "until it answers" "$i") - $t_stop")
+		b2=$(xrlt_calc "$(log_time 2 "is back after" "$i") - $t_cont")
+		printf '        host %d: failure seen after %.3f s (kill) and %.3f s (stop); back after %.3f s (restart) and %.3f s (continue)\n' \
+			"$i" "$d1" "$d2" "$b1" "$b2"
+		check "$pol: host $i applied the policy within one interval (+timeout) of the failure" \
+			"$d1 <= 0.25 && $d2 <= 0.25"
+		check "$pol: host $i resumed fleet-wide limits within two intervals of redis' return" \
+			"$b1 <= 0.3 && $b2 <= 0.3"
 	done
 }
 section "4. redis killed and restarted, stopped and continued, per --on-redis-failure policy"
@@ -249,8 +268,29 @@ printf '        host 1 without its daemon: %.0f/s; fleet from the kill to 4.5 s 
 check "without its daemon, host 1 still limits (at most its local rate)" "$r_alone > 0 && $r_alone <= 1.2 * $RATE"
 check "the restarted daemon resumes its counters: the fleet keeps the limit over the span" "$r_span >= 0.8 * $RATE && $r_span <= 1.2 * $RATE"
 
-# ------------------------------------------------------------------ 6. SIGHUP
-section "6. SIGHUP reloads the rules file; a bad file is refused"
+# ------------------------------------------------------------------ 6. redis down at start
+section "6. redis down when the daemon starts (--on-redis-failure closed)"
+fleet_daemon_stop 3
+: >"$XRLT_TMP/daemon3.log"
+"$XRL" --instance "$(fleet_inst 3)" daemon --redis "redis://127.0.0.1:$((FLEET_PORT + 1))" \
+	--host-id h3 --sync-interval "$INTERVAL" --on-redis-failure closed >"$XRLT_TMP/daemon3.log" 2>&1 &
+FLEET_DAEMON[3]=$!
+xrlt_track $!
+sleep 1
+before=$(fleet_passed 3 198.18.0.0/16)
+fleet_cfg "$XRLT_TMP/late.cfg" 198.18.4.1
+fleet_send_once 3 "$XRLT_TMP/late.cfg" 20
+sleep 0.2
+after=$(fleet_passed 3 198.18.0.0/16)
+kill -0 "${FLEET_DAEMON[3]}" 2>/dev/null && ok "the daemon runs without redis" ||
+	bad "the daemon exited without redis: $(tail -2 "$XRLT_TMP/daemon3.log")"
+n=$(grep -c "unavailable: .*until it answers" "$XRLT_TMP/daemon3.log")
+check "it logged redis unavailable once in 1 s of retries ($n)" "$n == 1"
+check "closed: the global rule dropped all 20 packets of a new source ($((after - before)) passed)" "$after - $before == 0"
+fleet_daemon_stop 3
+
+# ------------------------------------------------------------------ 7. SIGHUP
+section "7. SIGHUP reloads the rules file; a bad file is refused"
 cp "$XRLT_TMP/rules" "$XRLT_TMP/rules.good"
 echo "198.51.100.0/24 --rate 5/s --global" >>"$XRLT_TMP/rules"
 kill -HUP "${FLEET_DAEMON[1]}"
