@@ -236,14 +236,16 @@ struct xrl_iface {
 
 /*
  * Limit events. The data path writes one to the xrl_events ring buffer when
- * a source of a limit rule starts being dropped (noticed on the sampled
- * drops, so within ~XRL_SKETCH_SAMPLE drops of the CPU), and records the
+ * a source of a limit rule starts being dropped (noticed on one drop in
+ * XRL_LIMITED_SAMPLE of the CPU, so a flood is seen within a few dozen
+ * drops and the drop path pays a lookup on 1 drop in 64), and records the
  * source in xrl_limited; the daemon logs it, and logs the source back under
  * its limit once no drop was seen for a quiet period, then deletes the
  * entry, which re-arms the event. Events are bounded in the kernel, so a
  * random-source flood cannot flood the log: XRL_EVENTS_PER_SEC on average,
  * bursts of XRL_EVENTS_BURST; the rest are counted as suppressed.
  */
+#define XRL_LIMITED_SAMPLE 64  /* a power of 2, multiple of XRL_SKETCH_SAMPLE */
 #define XRL_EVENTS_PER_SEC 100
 #define XRL_EVENTS_BURST   100
 #define XRL_EVENTS_RING    (256 * 1024)

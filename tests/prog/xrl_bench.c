@@ -101,6 +101,7 @@ struct bcase {
 enum {
 	C_DROP, C_CLK_KTIME, C_CLK_COARSE, C_CLK_BOOT, C_CLK_JIFFIES,
 	C_NONIP, C_NORULE, C_ALLOW, C_DENY, C_V4_UNDER, C_V4_OVER, C_V6_OVER, C_QINQ_OVER,
+	C_GLOBAL_OVER, C_GLOBAL_UNDER,
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE, C_INSERT,
@@ -124,6 +125,8 @@ static struct bcase cases[C_N] = {
 	[C_V4_OVER]     = { "xrl_v4_over", "xrl: IPv4 source over limit" },
 	[C_V6_OVER]     = { "xrl_v6_over", "xrl: IPv6 source over limit" },
 	[C_QINQ_OVER]   = { "xrl_qinq_v4_over", "xrl: QinQ IPv4 source over limit" },
+	[C_GLOBAL_OVER] = { "xrl_global_v4_over", "xrl: --global rule, over (fleet floor)" },
+	[C_GLOBAL_UNDER] = { "xrl_global_v4_under", "xrl: --global rule, under limit" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -147,6 +150,13 @@ static const char *const single_rules[] = {
 	"2001:db8::/32 --rate 1/h --burst 1",
 	"198.18.0.0/16 --allow",
 	"198.19.0.0/16 --deny",
+	NULL,
+};
+
+/* The same limits fleet-wide, in an instance of their own (so the LPM trie above stays as it was). */
+static const char *const global_rules[] = {
+	"203.0.113.0/24 --rate 1/h --burst 1 --global",
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --global",
 	NULL,
 };
 
@@ -688,6 +698,10 @@ static void report_table(double wall, const char *nbuf, long live_over, long liv
 	row("admission write, CAS (under - over)", med(C_V4_UNDER) - med(C_V4_OVER));
 	row("QinQ tags (QinQ over - IPv4 over)", med(C_QINQ_OVER) - med(C_V4_OVER));
 	row("IPv6 instead of IPv4 (IPv6 over - IPv4 over)", med(C_V6_OVER) - med(C_V4_OVER));
+	row("--global, over: mode + floor lookups (global over - IPv4 over)",
+	    med(C_GLOBAL_OVER) - med(C_V4_OVER));
+	row("--global, under: + count in xrl_fleet_used (global under - IPv4 under)",
+	    med(C_GLOBAL_UNDER) - med(C_V4_UNDER));
 
 	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
 	       nbuf, med(C_WRAP_DROP) - d);
@@ -744,7 +758,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod;
+	struct prod prod, glob;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -828,6 +842,35 @@ int main(int argc, char **argv)
 	prime_case(&cases[C_V6_OVER], prod.prog_fd, &s, XDP_DROP);
 	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.9", .vlans = 2 };
 	prime_case(&cases[C_QINQ_OVER], prod.prog_fd, &s, XDP_DROP);
+	prod_open(&glob, global_rules);
+	{
+		/* a fleet floor an hour ahead, as the daemon writes for a source the fleet spent */
+		struct xrl_bucket_key fk = { .family = 4 };
+		struct xrl_fleet_floor ff = { .until_ns = 0 };
+		struct timespec now;
+		int id = -1;
+		__u32 k;
+
+		for (k = 0; k < XRL_MAX_RULES && id < 0; k++) {
+			struct xrl_rule_def d;
+
+			if (!bpf_map_lookup_elem(glob.maps.rule_defs, &k, &d) && d.in_use &&
+			    (d.flags & XRL_F_GLOBAL) && d.rate == 1)
+				id = (int)k;
+		}
+		if (id < 0)
+			die("no global rule in the production object");
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		fk.rule_id = (__u32)id;
+		inet_pton(AF_INET, "203.0.113.7", &fk.addr[0]);
+		ff.until_ns = (__u64)now.tv_sec * 1000000000ull + now.tv_nsec + 3600000000000ull;
+		if (bpf_map_update_elem(glob.maps.fleet_floor, &fk, &ff, BPF_ANY))
+			die("cannot write a fleet floor: %s", strerror(errno));
+	}
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };
+	prime_case(&cases[C_GLOBAL_OVER], glob.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_GLOBAL_UNDER], glob.prog_fd, &s, XDP_PASS);
 
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
@@ -859,6 +902,7 @@ int main(int argc, char **argv)
 	walker_target(&w, -1);
 	xrl_tl_close(&tl);
 	prod_close(&prod);
+	prod_close(&glob);
 
 	/* many sources */
 	if (opt.sources == 1000000)
