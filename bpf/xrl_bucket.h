@@ -7,6 +7,7 @@
  *   now_ns = xrl_gcra_clamp(now_ns, last_ns);
  *   now_u  = xrl_to_units(now_ns, shift);
  *   base   = xrl_gcra_base(tat, last_ns, now_ns, now_u, full_ns);
+ *   base   = xrl_gcra_floor(base, now_ns, floor_ns, shift);   (global rules)
  *   admitted iff xrl_gcra_admit(base, now_u, interval, span, cost, &tat');
  *   then tat = tat', last_ns = now_ns (over-limit packets write nothing).
  *

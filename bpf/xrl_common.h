@@ -121,8 +121,10 @@ struct xrl_bucket_key {
 
 /*
  * Shared per-source bucket. tat words are only written when a packet is
- * admitted (compare-and-swap); over-limit packets only read them, so a flood
- * does not bounce this cache line between CPUs.
+ * admitted (compare-and-swap; also the rare refund of a packet token when
+ * the byte CAS is lost, and a new bucket is stored even when its first
+ * packet is refused); over-limit packets only read them, so a flood does
+ * not bounce this cache line between CPUs.
  */
 struct xrl_bucket {
 	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
@@ -173,7 +175,6 @@ struct xrl_global_stats {
 	__u64 non_ip;         /* passed untouched */
 	__u64 no_rule;        /* IP with no matching rule: passed */
 	__u64 malformed;      /* truncated or invalid IP, handled by policy */
-	__u64 malformed_dropped;
 	__u64 sources_created;  /* buckets inserted; evictions = created - live */
 	__u64 insert_failed;    /* bucket could not be created: packet decided without state */
 	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */

@@ -2,8 +2,9 @@
 /*
  * Packet parsing for the XDP program: Ethernet, up to two VLAN tags, IPv4
  * (with options), IPv6 (with a bounded walk over extension headers) and the
- * L4 header. Every read is bounds-checked against data_end: a short packet
- * is reported as malformed, never read past.
+ * L4 header. Every read is bounds-checked against data_end: a short IP
+ * packet is reported as malformed (a frame too short for Ethernet or a VLAN
+ * tag as non-IP), never read past.
  */
 #ifndef XRL_PARSE_H
 #define XRL_PARSE_H
@@ -97,7 +98,8 @@ static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_p
 	if (iph->version != 4 || iph->ihl < 5)
 		return XRL_PARSE_MALFORMED;
 	hlen = iph->ihl * 4;
-	if (l3 + hlen > data_end || bpf_ntohs(iph->tot_len) < hlen)
+	/* tot_len >= hlen and within the frame: the header is too */
+	if (bpf_ntohs(iph->tot_len) < hlen)
 		return XRL_PARSE_MALFORMED;
 	if (l3 + bpf_ntohs(iph->tot_len) > data_end)
 		return XRL_PARSE_MALFORMED;   /* claims more than arrived */

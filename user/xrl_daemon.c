@@ -183,13 +183,25 @@ static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
+	static __u32 gen_read;
+	static bool read_once;
+	struct xrl_config cfg;
 	int n, rc;
 
+	/* every rule change switches the generation: the same one means the same rules */
+	if (read_once && xrl_read_config(m, &cfg) == 0 && cfg.active_gen == gen_read)
+		return 0;
 	rc = xrl_lock_shared(ctx);
 	if (rc)
 		return rc;
-	rc = xrl_ruleset_read(m, defs, ids, &n);
+	rc = xrl_read_config(m, &cfg);
+	if (!rc)
+		rc = xrl_ruleset_read(m, defs, ids, &n);
 	xrl_unlock(ctx);
+	if (!rc) {
+		gen_read = cfg.active_gen;
+		read_once = true;
+	}
 	if (!rc)
 		xrl_fleet_set_rules(f, defs, ids, n);
 	if (!rc && ev)

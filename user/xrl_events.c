@@ -7,7 +7,6 @@
 
 #include "xrl_cli.h"
 #include "xrl_events.h"
-#include "xrl_fleet.h"
 #include "xrl_log.h"
 #include "xrl_rule.h"
 
@@ -87,22 +86,13 @@ void xrl_events_poll(struct xrl_events *e, int timeout_ms)
 
 void xrl_events_sweep(struct xrl_events *e)
 {
-	__u32 batch, count;
-	void *in = NULL;
 	__u64 now = xrl_mono_ns();
-	int n = 0, err, i;
+	int n, i;
 
-	do {
-		count = XRL_LIMITED_SOURCES - n < 1024 ? XRL_LIMITED_SOURCES - n : 1024;
-		if (!count)
-			break;
-		err = bpf_map_lookup_batch(e->m->limited, in, &batch, e->keys + n, e->vals + n,
-					   &count, NULL);
-		if (err && errno != ENOENT)
-			return;
-		n += count;
-		in = &batch;
-	} while (!err);
+	n = xrl_map_read_all(e->m->limited, e->keys, e->vals, sizeof(e->keys[0]),
+			     sizeof(e->vals[0]), XRL_LIMITED_SOURCES);
+	if (n < 0)
+		return;
 	for (i = 0; i < n; i++) {
 		const struct xrl_limited *l = &e->vals[i];
 		json_t *f;

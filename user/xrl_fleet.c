@@ -51,14 +51,8 @@ struct push {
 
 static struct floor_entry *fent;
 static struct push *pushes;
-
-__u64 xrl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
+static char (*argtext)[6][24];   /* a push's numbers as the script takes them */
+static const char **argpool;     /* the calls' argument vectors */
 
 int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *instance,
 		   const char *host_id, __u64 interval_ns, enum xrl_fleet_policy policy)
@@ -115,8 +109,12 @@ void xrl_fleet_free(struct xrl_fleet *f)
 	free(f->keytext);
 	free(fent);
 	free(pushes);
+	free(argtext);
+	free(argpool);
 	fent = NULL;
 	pushes = NULL;
+	argtext = NULL;
+	argpool = NULL;
 }
 
 /* FNV-1a of the rule as written: hosts running the same rule share its budget. */
@@ -185,30 +183,23 @@ void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, c
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* Every entry of a hash map, batched. Number read, or -errno. */
-static int read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max)
-{
-	__u32 batch, count;
-	void *in = NULL;
-	int n = 0, err;
-
-	do {
-		count = max - n < 4096 ? (__u32)(max - n) : 4096;
-		if (!count)
-			break;
-		err = bpf_map_lookup_batch(fd, in, &batch, (char *)keys + n * ksz,
-					   (char *)vals + n * vsz, &count, NULL);
-		if (err && errno != ENOENT)
-			return -errno;
-		n += count;
-		in = &batch;
-	} while (!err);
-	return n;
-}
-
 static int key_cmp(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct xrl_bucket_key));
+}
+
+/* A rule's last known share: as Redis said, else 1 / hosts, else all of it. */
+static double rule_share(const struct xrl_fleet_rule_state *rs)
+{
+	return rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0;
+}
+
+/* The metrics thread reads the count. */
+static void count_error(struct xrl_fleet *f)
+{
+	pthread_mutex_lock(&f->lock);
+	f->redis_errors++;
+	pthread_mutex_unlock(&f->lock);
 }
 
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
@@ -255,9 +246,7 @@ static void ensure_connected(struct xrl_fleet *f, __u64 now)
 		return;
 	}
 	f->failed_connects++;
-	pthread_mutex_lock(&f->lock);
-	f->redis_errors++;
-	pthread_mutex_unlock(&f->lock);
+	count_error(f);
 	set_up(f, false, err, now);
 	f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
 	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
@@ -269,9 +258,6 @@ static __u64 live_window_ns(const struct xrl_fleet *f)
 	return f->interval_ns * 5 > 500000000ull ? f->interval_ns * 5 : 500000000ull;
 }
 
-/* Six arguments per push, as text; one call's header. */
-static char (*argtext)[6][24];
-static const char **argpool;
 
 /*
  * Report the pushes (XRL_FLEET_BATCH keys per call) and every global rule's
@@ -376,9 +362,7 @@ static bool sync_redis(struct xrl_fleet *f, int np)
 
 		if (rep->type == REDIS_REPLY_ERROR) {
 			/* a script error is a bug or a foreign key type; the round goes on */
-			pthread_mutex_lock(&f->lock);
-			f->redis_errors++;
-			pthread_mutex_unlock(&f->lock);
+			count_error(f);
 			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->calls[i].argv[0], rep->str);
 			continue;
 		}
@@ -460,7 +444,7 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 	}
 	/* the fleet's GCRA, run here at this host's last known share of the rate */
 	share = p->live > 1 ? p->share :
-		rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0;
+		rule_share(rs);
 	out->until_ns = (old > since ? old : since) + (__u64)(p->delta * rs->interval_ns / share);
 }
 
@@ -494,8 +478,7 @@ static void write_modes(struct xrl_fleet *f, __u64 now)
 	}
 }
 
-static void record_round(struct xrl_fleet *f, double secs, unsigned long cmds, int sources,
-			 int tracked)
+static void record_round(struct xrl_fleet *f, double secs, int sources, int tracked)
 {
 	int b;
 
@@ -505,9 +488,6 @@ static void record_round(struct xrl_fleet *f, double secs, unsigned long cmds, i
 	for (b = 0; b < XRL_FLEET_HIST_BUCKETS && secs > xrl_fleet_hist_bounds[b]; b++)
 		;
 	f->hist[b]++;
-	f->last_round_s = secs;
-	f->last_round_commands = cmds;
-	f->last_round_sources = sources;
 	f->reported_total += sources;
 	f->last_round_tracked = tracked;
 	pthread_mutex_unlock(&f->lock);
@@ -517,7 +497,6 @@ int xrl_fleet_round(struct xrl_fleet *f)
 {
 	const struct xrl_maps *m = f->m;
 	__u64 t0 = xrl_mono_ns(), now, elapsed;
-	unsigned long cmds0 = f->redis.commands;
 	int nu, nf, np = 0, nput = 0, ndel = 0, tracked = 0, i;
 	double elapsed_s, alpha;
 	__u32 count;
@@ -526,11 +505,11 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	f->last_round_ns = t0;
 	elapsed_s = elapsed / 1e9;
 
-	nu = read_all(m->fleet_used, f->used_keys, f->used, sizeof(*f->used_keys), sizeof(*f->used),
+	nu = xrl_map_read_all(m->fleet_used, f->used_keys, f->used, sizeof(*f->used_keys), sizeof(*f->used),
 		      XRL_FLEET_SOURCES);
 	if (nu < 0)
 		return nu;
-	nf = read_all(m->fleet_floor, f->floor_keys, f->floors, sizeof(*f->floor_keys),
+	nf = xrl_map_read_all(m->fleet_floor, f->floor_keys, f->floors, sizeof(*f->floor_keys),
 		      sizeof(*f->floors), XRL_FLEET_SOURCES);
 	if (nf < 0)
 		return nf;
@@ -599,9 +578,7 @@ int xrl_fleet_round(struct xrl_fleet *f)
 
 	ensure_connected(f, t0);
 	if (f->redis_up && !sync_redis(f, np)) {
-		pthread_mutex_lock(&f->lock);
-		f->redis_errors++;
-		pthread_mutex_unlock(&f->lock);
+		count_error(f);
 		f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
 	}
 	now = xrl_mono_ns();
@@ -642,8 +619,7 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		}
 	}
 	write_modes(f, now);
-	record_round(f, (xrl_mono_ns() - t0) / 1e9, f->redis.commands - cmds0,
-		     f->redis_up ? np : 0, tracked);
+	record_round(f, (xrl_mono_ns() - t0) / 1e9, f->redis_up ? np : 0, tracked);
 	return 0;
 }
 
@@ -722,7 +698,7 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 			continue;
 		label_escape(rs->match, rule, sizeof(rule));
 		fprintf(out, "xrl_fleet_share{instance=\"%s\",rule=\"%s\"} %.6f\n", inst, rule,
-			rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0);
+			rule_share(rs));
 	}
 	fprintf(out, "# HELP xrl_fleet_hosts Hosts running each global rule, as Redis last reported.\n"
 		"# TYPE xrl_fleet_hosts gauge\n");

@@ -15,6 +15,7 @@
 #include "xrl_common.h"
 #include "xrl_maps.h"
 #include "xrl_redis.h"
+#include "xrl_rule.h"   /* xrl_mono_ns */
 
 enum xrl_fleet_policy {
 	XRL_POLICY_LOCAL = 0,   /* enforce the last known share of each budget */
@@ -76,9 +77,6 @@ struct xrl_fleet {
 	unsigned long redis_errors;
 	double hist_sum;
 	unsigned long hist[XRL_FLEET_HIST_BUCKETS + 1];
-	double last_round_s;
-	unsigned long last_round_commands;
-	int last_round_sources;      /* (rule, source) pairs reported to Redis */
 	unsigned long reported_total;  /* (rule, source) reports sent, over all rounds */
 	int last_round_tracked;      /* global (rule, source) pairs this host tracks */
 };
@@ -106,6 +104,5 @@ void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17]);
 void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
 			  char *buf, size_t len);
 
-__u64 xrl_mono_ns(void);
 
 #endif /* XRL_FLEET_H */

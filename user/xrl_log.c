@@ -25,11 +25,6 @@ int xrl_log_init(const char *format, const char *instance)
 	return 0;
 }
 
-bool xrl_log_json(void)
-{
-	return as_json;
-}
-
 static void stamp(char *buf, size_t len)
 {
 	struct timespec ts;

@@ -512,3 +512,23 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 			       : bpf_map_lookup_elem(m->buckets_v6, &k6, &b);
 	return err ? 0 : b.passed;
 }
+
+int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max)
+{
+	__u32 batch, count;
+	void *in = NULL;
+	int n = 0, err;
+
+	do {
+		count = max - n < 4096 ? (__u32)(max - n) : 4096;
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(fd, in, &batch, (char *)keys + n * ksz,
+					   (char *)vals + n * vsz, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += count;
+		in = &batch;
+	} while (!err);
+	return n;
+}

@@ -86,6 +86,8 @@ long xrl_count_sources(const struct xrl_maps *m);
 /* Live buckets of one bucket map (buckets_v4 or buckets_v6), or -errno. */
 long xrl_count_bucket_entries(int fd);
 __u32 xrl_map_max_entries(int fd);
+/* Every entry of a hash map into keys/vals (room for max), batched. Number read, or -errno. */
+int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max);
 /* Kernel memory charged to a map (its fdinfo "memlock"), in bytes. */
 unsigned long long xrl_map_memlock(int fd);
 

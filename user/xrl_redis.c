@@ -12,18 +12,6 @@
 /* Pipelines are cut into batches, so neither side buffers megabytes of a 100k-source round. */
 #define XRL_REDIS_BATCH 1024
 
-static int url_fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int url_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int parse_port(const char *s, size_t len, int *port)
 {
 	char buf[8];
@@ -49,40 +37,40 @@ int xrl_redis_parse_url(const char *s, struct xrl_redis_url *u, char *err, size_
 	memset(u, 0, sizeof(*u));
 	u->port = 6379;
 	if (strncmp(s, "redis://", 8))
-		return url_fail(err, errlen, "invalid --redis '%s': expected redis://[:password@]host[:port][/db]", s);
+		return xrl_fail(err, errlen, "invalid --redis '%s': expected redis://[:password@]host[:port][/db]", s), -EINVAL;
 	p = s + 8;
 	slash = strchr(p, '/');
 	at = strchr(p, '@');
 	if (at && (!slash || at < slash)) {
 		if (*p != ':')
-			return url_fail(err, errlen, "invalid --redis '%s': the password goes after a colon, as redis://:PASSWORD@host", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': the password goes after a colon, as redis://:PASSWORD@host", s), -EINVAL;
 		n = (size_t)(at - p - 1);
 		if (n >= sizeof(u->password))
-			return url_fail(err, errlen, "invalid --redis: password longer than %zu characters", sizeof(u->password) - 1);
+			return xrl_fail(err, errlen, "invalid --redis: password longer than %zu characters", sizeof(u->password) - 1), -EINVAL;
 		memcpy(u->password, p + 1, n);
 		p = at + 1;
 	}
 	if (*p == '[') {
 		hostend = strchr(p, ']');
 		if (!hostend)
-			return url_fail(err, errlen, "invalid --redis '%s': missing ']' after the IPv6 address", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': missing ']' after the IPv6 address", s), -EINVAL;
 		n = (size_t)(hostend - p - 1);
 		if (!n || n >= sizeof(u->host))
-			return url_fail(err, errlen, "invalid --redis '%s': bad host", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': bad host", s), -EINVAL;
 		memcpy(u->host, p + 1, n);
 		p = hostend + 1;
 	} else {
 		hostend = p + strcspn(p, ":/");
 		n = (size_t)(hostend - p);
 		if (!n || n >= sizeof(u->host))
-			return url_fail(err, errlen, "invalid --redis '%s': missing host", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': missing host", s), -EINVAL;
 		memcpy(u->host, p, n);
 		p = hostend;
 	}
 	if (*p == ':') {
 		n = strcspn(p + 1, "/");
 		if (parse_port(p + 1, n, &u->port))
-			return url_fail(err, errlen, "invalid --redis '%s': the port must be 1 to 65535", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': the port must be 1 to 65535", s), -EINVAL;
 		p += 1 + n;
 	}
 	if (*p == '/' && p[1]) {
@@ -90,10 +78,10 @@ int xrl_redis_parse_url(const char *s, struct xrl_redis_url *u, char *err, size_
 		long db = strtol(p + 1, &end, 10);
 
 		if (*end || db < 0 || db > 65535)
-			return url_fail(err, errlen, "invalid --redis '%s': the database is a number, as redis://host:6379/0", s);
+			return xrl_fail(err, errlen, "invalid --redis '%s': the database is a number, as redis://host:6379/0", s), -EINVAL;
 		u->db = (int)db;
 	} else if (*p && strcmp(p, "/")) {
-		return url_fail(err, errlen, "invalid --redis '%s': unexpected '%s'", s, p);
+		return xrl_fail(err, errlen, "invalid --redis '%s': unexpected '%s'", s, p), -EINVAL;
 	}
 	return 0;
 }

@@ -712,3 +712,11 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 	*count = n;
 	return rc ? -EINVAL : 0;
 }
+
+__u64 xrl_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}

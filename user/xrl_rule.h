@@ -61,6 +61,8 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 		     char *err, size_t errlen);
 /* Resolution of the kernel's coarse clock, in ns. */
 __u64 xrl_coarse_tick_ns(void);
+/* CLOCK_MONOTONIC in ns: the clock the data path stamps with (bpf_ktime_get_ns). */
+__u64 xrl_mono_ns(void);
 int xrl_rule_compile(const struct xrl_rule_def *def, __u32 id, struct xrl_rule *out,
 		     char *err, size_t errlen);
 

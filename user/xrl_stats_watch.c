@@ -84,7 +84,7 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 		if ((err = xrl_read_rule_stats(m, ids[i], &st->rows[i].s)))
 			return err;
 	}
-	now = xrl_watch_now_ns();
+	now = xrl_mono_ns();
 	st->rates = st->prev_ns != 0;
 	st->secs = st->rates ? (double)(now - st->prev_ns) / 1e9 : 0;
 	for (i = 0; i < n; i++) {

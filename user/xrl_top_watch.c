@@ -160,7 +160,7 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 	(void)ctx;
 	if ((err = xrl_read_global(m, &g)) || (err = xrl_sketch_read(m, &cur, &ncpu)))
 		return err;
-	now = xrl_watch_now_ns();
+	now = xrl_mono_ns();
 	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
 	if (!res) {
 		free(cur);

@@ -10,15 +10,8 @@
 #include <unistd.h>
 
 #include "xrl_term.h"
+#include "xrl_rule.h"
 #include "xrl_watch.h"
-
-__u64 xrl_watch_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
 
 double xrl_watch_rate(__u64 prev, __u64 cur, double secs)
 {
@@ -226,7 +219,7 @@ int xrl_watch_run(struct xrl_ctx *ctx, const struct xrl_view *v, const char *cmd
 		return xrl_error(ctx, XRL_EXIT_FAIL, "xrl %s --watch cannot set up the terminal: %s",
 				 cmd, strerror(-err));
 	}
-	next = xrl_watch_now_ns() + period;
+	next = xrl_mono_ns() + period;
 	for (;;) {
 		if (draw) {
 			if ((err = frame_draw(ctx, v, &f))) {
@@ -241,7 +234,7 @@ int xrl_watch_run(struct xrl_ctx *ctx, const struct xrl_view *v, const char *cmd
 			draw = true;
 			continue;
 		}
-		now = xrl_watch_now_ns();
+		now = xrl_mono_ns();
 		if (now >= next) {
 			xrl_term_size(&rows, &cols);
 			if ((err = sample_live(ctx, v, rows, why, sizeof(why))))

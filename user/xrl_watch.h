@@ -49,8 +49,6 @@ struct xrl_view {
 	void *state;
 };
 
-/* CLOCK_MONOTONIC in ns: the data path's clock, for the rates and last-drop ages. */
-__u64 xrl_watch_now_ns(void);
 /*
  * Per-second rate of a counter read twice secs apart; a counter found
  * smaller than before restarted from zero meanwhile (new rule, new bucket,

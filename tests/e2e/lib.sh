@@ -95,6 +95,43 @@ xrlt_result() {
 	fi
 }
 
+# Scripts made of many checks call this once, before their first check: it
+# defines ok, bad, check, verdict and section, counts what passes, and makes
+# the result line "N passed, M failed" (on fd 3, the script's own stdout: a
+# Ctrl-C can arrive while a function's output is redirected to a file).
+xrlt_counted_checks() {
+	PASSES=0
+	exec 3>&1
+	ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
+	bad() { XRLT_FAILS+=("$*"); printf '  FAIL  %s\n' "$*"; }
+	# check DESC AWK-CONDITION
+	check() { if xrlt_true "$2"; then ok "$1"; else bad "$1 ($2)"; fi; }
+	# verdict DESC WHY...: ok when no reason to fail was given
+	verdict() {
+		local desc=$1
+		shift
+		if [ $# -eq 0 ]; then
+			ok "$desc"
+		else
+			local IFS=';'
+			bad "$desc -- $*"
+		fi
+	}
+	section() { printf '\n== %s\n' "$*"; }
+	xrlt_result() {
+		[ "$XRLT_RESULT_PRINTED" = 1 ] && return
+		XRLT_RESULT_PRINTED=1
+		echo "$PASSES passed, ${#XRLT_FAILS[@]} failed" >&3
+	}
+	xrlt_fail() {
+		printf '  FAIL  %s (fatal: stopping)\n' "$*" >&3
+		XRLT_FAILS+=("$*")
+		xrlt_cleanup
+		xrlt_result
+		exit 1
+	}
+}
+
 # End of a test: result line and exit status from the recorded checks.
 xrlt_finish() {
 	xrlt_result

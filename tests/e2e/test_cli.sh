@@ -73,40 +73,8 @@ RD_IF=${XRLT_NAME}d
 CREATED_LINK_C=0
 
 # ---------------------------------------------------------------- results
-# Every check counts: PASSES here, failures in lib.sh's XRLT_FAILS. The
-# result line and the fatal path of lib.sh are replaced so that the last line
-# is "N passed, M failed" and cleanup runs before it.
-PASSES=0
-ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
-bad() { XRLT_FAILS+=("$*"); printf '  FAIL  %s\n' "$*"; }
-# verdict DESC WHY...: ok when no reason to fail was given
-verdict() {
-	local desc=$1
-	shift
-	if [ $# -eq 0 ]; then
-		ok "$desc"
-	else
-		local IFS=';'
-		bad "$desc -- $*"
-	fi
-}
-section() { printf '\n== %s\n' "$*"; }
-
-# (on fd 3, the script's own stdout: a Ctrl-C can arrive while a function's
-# output is redirected to a file)
-exec 3>&1
-xrlt_result() {
-	[ "$XRLT_RESULT_PRINTED" = 1 ] && return
-	XRLT_RESULT_PRINTED=1
-	echo "$PASSES passed, ${#XRLT_FAILS[@]} failed" >&3
-}
-xrlt_fail() {
-	printf '  FAIL  %s (fatal: stopping)\n' "$*" >&3
-	XRLT_FAILS+=("$*")
-	xrlt_cleanup
-	xrlt_result
-	exit 1
-}
+# Every check counts; the last line is "N passed, M failed" (lib.sh).
+xrlt_counted_checks
 
 # ---------------------------------------------------------------- running xrl
 # xr INSTANCE ARGS...: run xrl; OUT, ERR (text), RC; files $XRLT_TMP/o, $XRLT_TMP/e

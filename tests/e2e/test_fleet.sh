@@ -29,19 +29,7 @@ NHOSTS=3
 FLEET_PORT=$((20000 + $$ % 20000))
 FLEET_INTERVAL=$INTERVAL
 
-PASSES=0
-ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
-bad() { XRLT_FAILS+=("$*"); printf '  FAIL  %s\n' "$*"; }
-check() { # DESC AWK-CONDITION
-	if xrlt_true "$2"; then ok "$1"; else bad "$1 ($2)"; fi
-}
-section() { printf '\n== %s\n' "$*"; }
-exec 3>&1
-xrlt_result() {
-	[ "$XRLT_RESULT_PRINTED" = 1 ] && return
-	XRLT_RESULT_PRINTED=1
-	echo "$PASSES passed, ${#XRLT_FAILS[@]} failed" >&3
-}
+xrlt_counted_checks
 
 xrlt_require_root
 xrlt_require_cmd trafgen redis-server redis-cli jq
@@ -176,9 +164,6 @@ check "--global 10/minute lets at most 10 of 30 through" "$lit_global <= 10 && $
 # ------------------------------------------------------------------ 4. failures
 # policy_test POLICY SRC: 14 s flood on hosts 1 and 2; Redis killed at 3 s and
 # restarted at 6 s, stopped at 8.5 s and continued at 11.5 s.
-rate_between() { # A_PASSED B_PASSED A_T B_T
-	xrlt_calc "($2 - $1) / ($4 - $3)"
-}
 policy_test() {
 	local pol=$1 src=$2 t0 i s=() ts=() r
 	for i in 1 2 3; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done

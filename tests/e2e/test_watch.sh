@@ -51,33 +51,7 @@ POLITE_GAP=5ms                        # <= 200/s
 TRAFFIC_SECS=30                       # bound of NEW and POLITE; stopped when done
 
 # ---------------------------------------------------------------- results
-PASSES=0
-ok() { PASSES=$((PASSES + 1)); printf '  ok    %s\n' "$*"; }
-bad() { XRLT_FAILS+=("$*"); printf '  FAIL  %s\n' "$*"; }
-verdict() { # DESC WHY...: ok when no reason to fail was given
-	local desc=$1
-	shift
-	if [ $# -eq 0 ]; then
-		ok "$desc"
-	else
-		local IFS=';'
-		bad "$desc -- $*"
-	fi
-}
-section() { printf '\n== %s\n' "$*"; }
-exec 3>&1
-xrlt_result() {
-	[ "$XRLT_RESULT_PRINTED" = 1 ] && return
-	XRLT_RESULT_PRINTED=1
-	echo "$PASSES passed, ${#XRLT_FAILS[@]} failed" >&3
-}
-xrlt_fail() {
-	printf '  FAIL  %s (fatal: stopping)\n' "$*" >&3
-	XRLT_FAILS+=("$*")
-	xrlt_cleanup
-	xrlt_result
-	exit 1
-}
+xrlt_counted_checks
 
 xrl() { "$XRL" --instance "$INSTANCE" "$@"; }
 
