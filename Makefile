@@ -92,7 +92,7 @@ e2e-test: $(BUILD)/xrl
 
 test: deps
 	@$(MAKE) --no-print-directory all
-	@tests/run_all.sh $(BUILD)
+	@tests/run_all.sh $(BUILD) $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/xrl

@@ -2,9 +2,13 @@
 # Run every test suite (cmocka unit and BPF_PROG_TEST_RUN programs, then the
 # end-to-end scripts), each to the end even when an earlier one failed, and
 # close with one line counting the tests of all of them.
-#   tests/run_all.sh BUILD_DIR
+#   tests/run_all.sh BUILD_DIR TEST_PROGRAM...   (make test passes what it built)
 set -u
-build=${1:-build}
+if [ $# -lt 2 ]; then
+	echo "usage: tests/run_all.sh BUILD_DIR TEST_PROGRAM... (run it through make test)" >&2
+	exit 2
+fi
+build=$1
 total_pass=0
 total_fail=0
 failed_suites=()
@@ -34,8 +38,10 @@ run_suite() { # NAME CMD...
 	[ "$rc" = 0 ] || failed_suites+=("$name")
 }
 
-for t in test_bucket test_rule test_prog test_cpus test_metrics test_redis; do
-	run_suite "$t" "$build/$t"
+# the test programs the Makefile built (its UNIT_TESTS, PROG_TESTS, REDIS_TESTS)
+shift
+for t in "$@"; do
+	run_suite "$(basename "$t")" "$t"
 done
 for t in tests/e2e/test_*.sh; do
 	run_suite "$t" env XRL="$build/xrl" bash "$t"

@@ -18,6 +18,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		{ 0, 0, 0, 0 },
 	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static struct xrl_rule_stats rs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_global_stats g;
 	struct xrl_maps m;
@@ -51,7 +52,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
-	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n)) {
+	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n) ||
+	    xrl_read_rule_stats_many(&m, ids, n, rs)) {
 		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the counters of instance '%s'",
 				 ctx->instance);
@@ -60,17 +62,16 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	if (sources < 0)
 		sources = 0;
 	/* the controller never deletes buckets: whatever left the table was evicted */
-	evicted = g.sources_created > (__u64)sources ? g.sources_created - (__u64)sources : 0;
+	evicted = xrl_evicted(&g, sources);
 	passed = g.packets - g.dropped;
 	passed_bytes = g.bytes - g.dropped_bytes;
 
 	rules = json_array();
 	for (i = 0; i < n; i++) {
-		struct xrl_rule_stats s = { 0 };
+		struct xrl_rule_stats s = rs[i];
 		char pfx[64], match[192];
 		json_t *r;
 
-		xrl_read_rule_stats(&m, ids[i], &s);
 		xrl_prefix_format(defs[i].family, defs[i].addr, defs[i].plen, pfx, sizeof(pfx));
 		xrl_rule_format_match(&defs[i], match, sizeof(match));
 		r = json_pack("{s:i,s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "id", (int)ids[i], "prefix", pfx,

@@ -92,16 +92,13 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 			o->interval_ns = v * 1000000ull;
 			break;
 		case OPT_FAILURE:
-			if (!strcmp(optarg, "local"))
-				o->policy = XRL_POLICY_LOCAL;
-			else if (!strcmp(optarg, "open"))
-				o->policy = XRL_POLICY_OPEN;
-			else if (!strcmp(optarg, "closed"))
-				o->policy = XRL_POLICY_CLOSED;
-			else
+			for (c = 0; c < 3 && strcmp(optarg, xrl_fleet_policy_name[c]); c++)
+				;
+			if (c == 3)
 				return xrl_error(ctx, XRL_EXIT_USAGE,
 						 "invalid --on-redis-failure '%s': expected local, open or closed",
 						 optarg);
+			o->policy = (enum xrl_fleet_policy)c;
 			break;
 		case OPT_RULES:
 			o->rules_file = optarg;
@@ -326,7 +323,7 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_redis_url_name(&fleet.redis.url, err, sizeof(err));
 		xrl_log(XRL_LOG_INFO, "started: host %s, redis %s, sync every %llu ms, on redis failure: %s",
 			o.host_id, err, (unsigned long long)(o.interval_ns / 1000000),
-			o.policy == XRL_POLICY_LOCAL ? "local" : o.policy == XRL_POLICY_OPEN ? "open" : "closed");
+			xrl_fleet_policy_name[o.policy]);
 	} else {
 		xrl_log(XRL_LOG_INFO, "started without --redis: --global rules limit each host on its own");
 	}

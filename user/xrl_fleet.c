@@ -12,6 +12,8 @@
 #include "xrl_log.h"
 #include "xrl_rule.h"
 
+const char *const xrl_fleet_policy_name[3] = { "local", "open", "closed" };
+
 const double xrl_fleet_hist_bounds[XRL_FLEET_HIST_BUCKETS] = {
 	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 };
@@ -225,8 +227,7 @@ static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 
 		xrl_log(XRL_LOG_WARN, "redis %s %s: %s; --on-redis-failure %s: %s until it answers",
 			where, f->ever_up ? "failed" : "unavailable", why,
-			f->policy == XRL_POLICY_LOCAL ? "local" :
-			f->policy == XRL_POLICY_OPEN ? "open" : "closed", what[f->policy]);
+			xrl_fleet_policy_name[f->policy], what[f->policy]);
 		f->down_since_ns = now;
 	}
 	if (!up)

@@ -23,6 +23,9 @@ enum xrl_fleet_policy {
 	XRL_POLICY_CLOSED,      /* global rules drop what they match */
 };
 
+/* "local", "open", "closed": the --on-redis-failure words, by policy. */
+extern const char *const xrl_fleet_policy_name[3];
+
 /* Upper bounds of the round-duration histogram, seconds (+Inf implied). */
 #define XRL_FLEET_HIST_BUCKETS 12
 

@@ -353,6 +353,48 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
 }
 
+int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
+			     struct xrl_rule_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, c;
+	__u32 count = XRL_MAX_RULES, batch, *keys;
+	struct xrl_rule_stats *all;
+
+	if (ncpu < 0)
+		return ncpu;
+	all = calloc((size_t)ncpu * XRL_MAX_RULES, sizeof(*all));
+	keys = calloc(XRL_MAX_RULES, sizeof(*keys));
+	if (!all || !keys) {
+		free(all);
+		free(keys);
+		return -ENOMEM;
+	}
+	/* every rule of every CPU in one syscall; an array's keys come in index order */
+	if (bpf_map_lookup_batch(m->rule_stats, NULL, &batch, keys, all, &count, NULL) &&
+	    errno != ENOENT) {
+		c = -errno;
+		free(all);
+		free(keys);
+		return c;
+	}
+	for (i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		if (ids[i] >= count)
+			continue;
+		for (c = 0; c < ncpu; c++) {
+			const struct xrl_rule_stats *v = &all[(size_t)ids[i] * ncpu + c];
+
+			out[i].passed += v->passed;
+			out[i].passed_bytes += v->passed_bytes;
+			out[i].dropped += v->dropped;
+			out[i].dropped_bytes += v->dropped_bytes;
+		}
+	}
+	free(all);
+	free(keys);
+	return 0;
+}
+
 long xrl_count_bucket_entries(int fd)
 {
 	char *keys = malloc(4096 * sizeof(struct xrl_bucket_key_v6));
@@ -531,4 +573,9 @@ int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int
 		in = &batch;
 	} while (!err);
 	return n;
+}
+
+__u64 xrl_evicted(const struct xrl_global_stats *g, long live)
+{
+	return live >= 0 && g->sources_created > (__u64)live ? g->sources_created - (__u64)live : 0;
 }

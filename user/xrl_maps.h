@@ -56,6 +56,9 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *defs,
 /* Sum of the per-CPU counters. */
 int xrl_read_global(const struct xrl_maps *m, struct xrl_global_stats *out);
 int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stats *out);
+/* The same for rules ids[0..n) into out[0..n), with one syscall for all of them. */
+int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
+			     struct xrl_rule_stats *out);
 int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
 /* A new instance's config: malformed policy, the jiffy length for the jiffy clock. */
 int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy);
@@ -81,6 +84,8 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n);
 /* Packets a source's bucket admitted (0 when it has none: deny rules, evicted). */
 __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key);
 
+/* Buckets evicted: the controller never deletes any, so created - live (0 if live < 0). */
+__u64 xrl_evicted(const struct xrl_global_stats *g, long live);
 /* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
 /* Live buckets of one bucket map (buckets_v4 or buckets_v6), or -errno. */

@@ -95,11 +95,10 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 		return (int)s->tracked[1];
 	s->capacity[0] = xrl_map_max_entries(m->buckets_v4);
 	s->capacity[1] = xrl_map_max_entries(m->buckets_v6);
-	for (i = 0; i < s->n; i++) {
-		if ((err = xrl_read_rule_stats(m, s->ids[i], &s->rs[i])))
-			return err;
+	if ((err = xrl_read_rule_stats_many(m, s->ids, s->n, s->rs)))
+		return err;
+	for (i = 0; i < s->n; i++)
 		s->by_id[s->ids[i]] = i + 1;
-	}
 	return xrl_top_read(m, &s->top, &s->ntop);
 }
 
@@ -220,7 +219,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	const char *in = o->instance ? o->instance : "default";
 	long live = s->tracked[0] + s->tracked[1];
 	/* the controller never deletes buckets: whatever left the tables was evicted */
-	__u64 evicted = s->g.sources_created > (__u64)live ? s->g.sources_created - (__u64)live : 0;
+	__u64 evicted = xrl_evicted(&s->g, live);
 	int i;
 
 	rule_family(f, s, in, "xrl_packets_total",

@@ -58,15 +58,10 @@ static int by_total(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static __u64 evicted(const struct xrl_global_stats *g, long sources)
-{
-	/* as in stats: the controller never deletes buckets, whatever left was evicted */
-	return sources >= 0 && g->sources_created > (__u64)sources ? g->sources_created - (__u64)sources : 0;
-}
-
 static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, int rows)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static struct xrl_rule_stats rs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct stats_state *st = arg;
 	struct xrl_global_stats g;
@@ -77,12 +72,13 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 	(void)rows;   /* every rule is read: the table is sorted by what they all did */
 	if ((err = xrl_read_global(m, &g)) || (err = xrl_ruleset_read(m, defs, ids, &n)))
 		return err;
+	if ((err = xrl_read_rule_stats_many(m, ids, n, rs)))
+		return err;
 	for (i = 0; i < n; i++) {
 		memset(&st->rows[i], 0, sizeof(st->rows[i]));
 		st->rows[i].id = ids[i];
 		st->rows[i].def = defs[i];
-		if ((err = xrl_read_rule_stats(m, ids[i], &st->rows[i].s)))
-			return err;
+		st->rows[i].s = rs[i];
 	}
 	now = xrl_mono_ns();
 	st->rates = st->prev_ns != 0;
@@ -157,13 +153,13 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	count_cell(st, p->non_ip, g->non_ip, b, sizeof(b));
 	count_cell(st, p->no_rule, g->no_rule, c, sizeof(c));
 	if (st->rates) {
-		__u64 e0 = evicted(p, st->sources_prev), e1 = evicted(g, st->sources);
+		__u64 e0 = xrl_evicted(p, st->sources_prev), e1 = xrl_evicted(g, st->sources);
 
 		/* the live count can dip between two readings: no negative evictions */
 		xrl_fmt_count(e1 > e0 ? (double)(e1 - e0) / st->secs : 0, ev, sizeof(ev));
 		strncat(ev, "/s", sizeof(ev) - strlen(ev) - 1);
 	} else {
-		xrl_fmt_count((double)evicted(g, st->sources), ev, sizeof(ev));
+		xrl_fmt_count((double)xrl_evicted(g, st->sources), ev, sizeof(ev));
 	}
 	xrl_frame_line(f, XRL_FRAME_PLAIN,
 		       "malformed %s, non-IP %s, no rule %s; sources: %ld tracked (capacity %u per family), evicted %s",

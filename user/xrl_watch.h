@@ -12,7 +12,6 @@
 #define XRL_WATCH_DEFAULT_S 1.0
 #define XRL_WATCH_MIN_S     0.1
 #define XRL_WATCH_MAX_S     3600.0
-#define XRL_TOP_RECENT_NS   (10ULL * 1000000000ULL)   /* top's "now": dropped in the last 10 s */
 
 /* One screenful, built line by line and written at once (no flicker). */
 struct xrl_frame {

@@ -7,13 +7,14 @@
 # random-source flood).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
 
 XRL=${XRL:-$XRLT_REPO/build/xrl}
 case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
 INST=obs$$
 MPORT=$((21000 + $$ % 9000))         # the daemon's metrics
 PPORT=$((MPORT + 10000))              # Prometheus
-RPORT=$((MPORT + 20000))              # Redis
+FLEET_PORT=$((MPORT + 20000))         # Redis
 ABUSER=198.18.0.10
 POLITE=198.18.0.20
 TOPK=5
@@ -28,9 +29,7 @@ xrlt_setup_pair
 xrlt_on_cleanup "$XRL --instance $INST detach $XRLT_ROOT_IF >/dev/null 2>&1"
 "$XRL" --instance "$INST" attach "$XRLT_ROOT_IF" --mode native >/dev/null || xrlt_fail "attach failed"
 
-(cd "$XRLT_TMP" && exec redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
-	--dir "$XRLT_TMP") >"$XRLT_TMP/redis.log" 2>&1 &
-xrlt_track $!
+fleet_redis_start
 cat >"$XRLT_TMP/rules" <<EOF
 $ABUSER/32 --rate 1000/s --burst 100
 $POLITE/32 --rate 1000/s --burst 100
@@ -39,7 +38,7 @@ $POLITE/32 --rate 1000/s --burst 100
 EOF
 "$XRL" --instance "$INST" daemon --rules "$XRLT_TMP/rules" --metrics "127.0.0.1:$MPORT" \
 	--metrics-top "$TOPK" --log-format json --quiet-after 1 --sync-interval 100 \
-	--redis "redis://127.0.0.1:$RPORT" >"$XRLT_TMP/daemon.log" 2>&1 &
+	--redis "redis://127.0.0.1:$FLEET_PORT" >"$XRLT_TMP/daemon.log" 2>&1 &
 DAEMON=$!
 xrlt_track $DAEMON
 M=http://127.0.0.1:$MPORT
