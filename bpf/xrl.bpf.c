@@ -544,7 +544,17 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	xrl_make_key(r, p, &key);
 	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
 		return 0;
-	pass = xrl_limit_family(r, p, len, now_ns, floor_ns, cfg, gs);
+	/* the bucket keys from the masked key: the address is masked once */
+	if (p->family == 4) {
+		struct xrl_bucket_key_v4 k4 = { .rule_id = r->id, .addr = key.addr[0] };
+
+		pass = xrl_limit_in(&xrl_buckets_v4, &k4, r, len, now_ns, floor_ns, cfg, gs);
+	} else {
+		struct xrl_bucket_key_v6 k6 = { .rule_id = r->id };
+
+		__builtin_memcpy(k6.addr, key.addr, 16);
+		pass = xrl_limit_in(&xrl_buckets_v6, &k6, r, len, now_ns, floor_ns, cfg, gs);
+	}
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(&key, now_ns, pass);

@@ -10,6 +10,7 @@
 
 #include "xrl_fleet.h"
 #include "xrl_log.h"
+#include "xrl_metrics.h"
 #include "xrl_rule.h"
 
 const char *const xrl_fleet_policy_name[3] = { "local", "open", "closed" };
@@ -639,80 +640,73 @@ void xrl_fleet_release(struct xrl_fleet *f)
 	}
 }
 
-static void label_escape(const char *s, char *out, size_t len)
+/* name{instance="...",LABEL="value"} v, escaped as the exposition format wants (label NULL: none). */
+static void sample(FILE *out, const char *name, const char *inst, const char *label,
+		   const char *value, const char *v)
 {
-	size_t o = 0;
-
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
-			out[o++] = '\\';
-			out[o++] = *s;
-		} else if (*s == '\n') {
-			out[o++] = '\\';
-			out[o++] = 'n';
-		} else {
-			out[o++] = *s;
-		}
-	}
-	out[o] = 0;
+	fputs(name, out);
+	xrl_metrics_label(out, "{", "instance", inst);
+	if (label)
+		xrl_metrics_label(out, ",", label, value);
+	fprintf(out, "} %s\n", v);
 }
 
 void xrl_fleet_metrics(FILE *out, void *arg)
 {
 	struct xrl_fleet *f = arg;
-	char inst[160], rule[400];
+	const char *inst = f->instance;
 	unsigned long cum = 0;
+	char v[64], le[32];
 	int b, id;
 
-	label_escape(f->instance, inst, sizeof(inst));
 	pthread_mutex_lock(&f->lock);
-	fprintf(out, "# HELP xrl_redis_up Whether the last exchange with Redis succeeded (1) or not (0).\n"
-		"# TYPE xrl_redis_up gauge\n"
-		"xrl_redis_up{instance=\"%s\"} %d\n", inst, f->redis_up ? 1 : 0);
-	fprintf(out, "# HELP xrl_redis_errors_total Failed Redis connections, rounds and refused script calls.\n"
-		"# TYPE xrl_redis_errors_total counter\n"
-		"xrl_redis_errors_total{instance=\"%s\"} %lu\n", inst, f->redis_errors);
-	fprintf(out, "# HELP xrl_redis_sync_duration_seconds Duration of a fleet sync round (maps and Redis).\n"
-		"# TYPE xrl_redis_sync_duration_seconds histogram\n");
-	for (b = 0; b < XRL_FLEET_HIST_BUCKETS; b++) {
+	xrl_metrics_family(out, "xrl_redis_up", "gauge",
+			   "Whether the last exchange with Redis succeeded (1) or not (0).");
+	sample(out, "xrl_redis_up", inst, NULL, NULL, f->redis_up ? "1" : "0");
+	xrl_metrics_family(out, "xrl_redis_errors_total", "counter",
+			   "Failed Redis connections, rounds and refused script calls.");
+	snprintf(v, sizeof(v), "%lu", f->redis_errors);
+	sample(out, "xrl_redis_errors_total", inst, NULL, NULL, v);
+	xrl_metrics_family(out, "xrl_redis_sync_duration_seconds", "histogram",
+			   "Duration of a fleet sync round (maps and Redis).");
+	for (b = 0; b <= XRL_FLEET_HIST_BUCKETS; b++) {
 		cum += f->hist[b];
-		fprintf(out, "xrl_redis_sync_duration_seconds_bucket{instance=\"%s\",le=\"%g\"} %lu\n",
-			inst, xrl_fleet_hist_bounds[b], cum);
+		if (b < XRL_FLEET_HIST_BUCKETS)
+			snprintf(le, sizeof(le), "%g", xrl_fleet_hist_bounds[b]);
+		else
+			snprintf(le, sizeof(le), "+Inf");
+		snprintf(v, sizeof(v), "%lu", cum);
+		sample(out, "xrl_redis_sync_duration_seconds_bucket", inst, "le", le, v);
 	}
-	cum += f->hist[XRL_FLEET_HIST_BUCKETS];
-	fprintf(out, "xrl_redis_sync_duration_seconds_bucket{instance=\"%s\",le=\"+Inf\"} %lu\n"
-		"xrl_redis_sync_duration_seconds_sum{instance=\"%s\"} %.9f\n"
-		"xrl_redis_sync_duration_seconds_count{instance=\"%s\"} %lu\n",
-		inst, cum, inst, f->hist_sum, inst, f->rounds);
-	fprintf(out, "# HELP xrl_redis_commands_total Commands sent to Redis (EVALSHA, SCRIPT LOAD, AUTH, ...).\n"
-		"# TYPE xrl_redis_commands_total counter\n"
-		"xrl_redis_commands_total{instance=\"%s\"} %lu\n", inst, f->redis.commands);
-	fprintf(out, "# HELP xrl_fleet_reports_total (rule, source) pairs reported to Redis, over all rounds.\n"
-		"# TYPE xrl_fleet_reports_total counter\n"
-		"xrl_fleet_reports_total{instance=\"%s\"} %lu\n", inst, f->reported_total);
-	fprintf(out, "# HELP xrl_fleet_share This host's current share of each global rule's budget (0..1).\n"
-		"# TYPE xrl_fleet_share gauge\n");
-	for (id = 0; id < XRL_MAX_RULES; id++) {
-		const struct xrl_fleet_rule_state *rs = &f->rules[id];
-
-		if (!rs->global)
-			continue;
-		label_escape(rs->match, rule, sizeof(rule));
-		fprintf(out, "xrl_fleet_share{instance=\"%s\",rule=\"%s\"} %.6f\n", inst, rule,
-			rule_share(rs));
-	}
-	fprintf(out, "# HELP xrl_fleet_hosts Hosts running each global rule, as Redis last reported.\n"
-		"# TYPE xrl_fleet_hosts gauge\n");
-	for (id = 0; id < XRL_MAX_RULES; id++) {
-		const struct xrl_fleet_rule_state *rs = &f->rules[id];
-
-		if (!rs->global)
-			continue;
-		label_escape(rs->match, rule, sizeof(rule));
-		fprintf(out, "xrl_fleet_hosts{instance=\"%s\",rule=\"%s\"} %u\n", inst, rule, rs->hosts);
-	}
-	fprintf(out, "# HELP xrl_fleet_sources Global (rule, source) pairs this host tracks.\n"
-		"# TYPE xrl_fleet_sources gauge\n"
-		"xrl_fleet_sources{instance=\"%s\"} %d\n", inst, f->last_round_tracked);
+	snprintf(v, sizeof(v), "%.9f", f->hist_sum);
+	sample(out, "xrl_redis_sync_duration_seconds_sum", inst, NULL, NULL, v);
+	snprintf(v, sizeof(v), "%lu", f->rounds);
+	sample(out, "xrl_redis_sync_duration_seconds_count", inst, NULL, NULL, v);
+	xrl_metrics_family(out, "xrl_redis_commands_total", "counter",
+			   "Commands sent to Redis (EVALSHA, SCRIPT LOAD, AUTH, ...).");
+	snprintf(v, sizeof(v), "%lu", f->redis.commands);
+	sample(out, "xrl_redis_commands_total", inst, NULL, NULL, v);
+	xrl_metrics_family(out, "xrl_fleet_reports_total", "counter",
+			   "(rule, source) pairs reported to Redis, over all rounds.");
+	snprintf(v, sizeof(v), "%lu", f->reported_total);
+	sample(out, "xrl_fleet_reports_total", inst, NULL, NULL, v);
+	xrl_metrics_family(out, "xrl_fleet_share", "gauge",
+			   "This host's current share of each global rule's budget (0..1).");
+	for (id = 0; id < XRL_MAX_RULES; id++)
+		if (f->rules[id].global) {
+			snprintf(v, sizeof(v), "%.6f", rule_share(&f->rules[id]));
+			sample(out, "xrl_fleet_share", inst, "rule", f->rules[id].match, v);
+		}
+	xrl_metrics_family(out, "xrl_fleet_hosts", "gauge",
+			   "Hosts running each global rule, as Redis last reported.");
+	for (id = 0; id < XRL_MAX_RULES; id++)
+		if (f->rules[id].global) {
+			snprintf(v, sizeof(v), "%u", f->rules[id].hosts);
+			sample(out, "xrl_fleet_hosts", inst, "rule", f->rules[id].match, v);
+		}
+	xrl_metrics_family(out, "xrl_fleet_sources", "gauge",
+			   "Global (rule, source) pairs this host tracks.");
+	snprintf(v, sizeof(v), "%d", f->last_round_tracked);
+	sample(out, "xrl_fleet_sources", inst, NULL, NULL, v);
 	pthread_mutex_unlock(&f->lock);
 }

@@ -103,7 +103,7 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 }
 
 /* A label value as the exposition format wants it: \ " and newline escaped. */
-static void put_label(FILE *f, const char *sep, const char *name, const char *v)
+void xrl_metrics_label(FILE *f, const char *sep, const char *name, const char *v)
 {
 	fprintf(f, "%s%s=\"", sep, name);
 	for (; *v; v++) {
@@ -117,7 +117,7 @@ static void put_label(FILE *f, const char *sep, const char *name, const char *v)
 	fputc('"', f);
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+void xrl_metrics_family(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
@@ -126,7 +126,7 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 static void instance_sample(FILE *f, const char *name, const char *instance, unsigned long long v)
 {
 	fputs(name, f);
-	put_label(f, "{", "instance", instance);
+	xrl_metrics_label(f, "{", "instance", instance);
 	fprintf(f, "} %llu\n", v);
 }
 
@@ -134,7 +134,7 @@ static void instance_sample(FILE *f, const char *name, const char *instance, uns
 static void instance_family(FILE *f, const char *name, const char *type, const char *help,
 			    const char *instance, unsigned long long v)
 {
-	family(f, name, type, help);
+	xrl_metrics_family(f, name, type, help);
 	instance_sample(f, name, instance, v);
 }
 
@@ -143,8 +143,8 @@ static void labelled_sample(FILE *f, const char *name, const char *instance, con
 			    const char *value, unsigned long long v)
 {
 	fputs(name, f);
-	put_label(f, "{", "instance", instance);
-	put_label(f, ",", label, value);
+	xrl_metrics_label(f, "{", "instance", instance);
+	xrl_metrics_label(f, ",", label, value);
 	fprintf(f, "} %llu\n", v);
 }
 
@@ -154,7 +154,7 @@ static void rule_family(FILE *f, const struct scrape *s, const char *instance, c
 {
 	int i, a;
 
-	family(f, name, "counter", help);
+	xrl_metrics_family(f, name, "counter", help);
 	for (i = 0; i < s->n; i++) {
 		char match[192];
 
@@ -164,9 +164,9 @@ static void rule_family(FILE *f, const struct scrape *s, const char *instance, c
 					 : (bytes ? s->rs[i].dropped_bytes : s->rs[i].dropped);
 
 			fputs(name, f);
-			put_label(f, "{", "instance", instance);
-			put_label(f, ",", "rule", match);
-			put_label(f, ",", "action", a == 0 ? "pass" : "drop");
+			xrl_metrics_label(f, "{", "instance", instance);
+			xrl_metrics_label(f, ",", "rule", match);
+			xrl_metrics_label(f, ",", "action", a == 0 ? "pass" : "drop");
 			fprintf(f, "} %llu\n", (unsigned long long)v);
 		}
 	}
@@ -186,7 +186,7 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 	__u64 now;
 	int i, shown = 0;
 
-	family(f, name, "gauge",
+	xrl_metrics_family(f, name, "gauge",
 	       "Estimated drops of the sources dropped most in the last 10 s, at most the top K of them "
 	       "(per-CPU drop sketch sampled 1 drop in 8; counts start when a source takes its sketch "
 	       "slot; rule counters are exact).");
@@ -205,9 +205,9 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 		xrl_source_format(&t->key, d, src, sizeof(src));
 		xrl_rule_format_match(d, match, sizeof(match));
 		fputs(name, f);
-		put_label(f, "{", "instance", instance);
-		put_label(f, ",", "source", src);
-		put_label(f, ",", "rule", match);
+		xrl_metrics_label(f, "{", "instance", instance);
+		xrl_metrics_label(f, ",", "source", src);
+		xrl_metrics_label(f, ",", "rule", match);
 		fprintf(f, "} %llu\n", (unsigned long long)t->dropped);
 		shown++;
 	}
@@ -227,12 +227,12 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	rule_family(f, s, in, "xrl_bytes_total",
 		    "Bytes of the packets matched by each rule, passed or dropped.", true);
 
-	family(f, "xrl_instance_packets_total", "counter",
+	xrl_metrics_family(f, "xrl_instance_packets_total", "counter",
 	       "Every frame the instance saw, passed or dropped for whatever reason.");
 	labelled_sample(f, "xrl_instance_packets_total", in, "action", "pass",
 			s->g.packets - s->g.dropped);
 	labelled_sample(f, "xrl_instance_packets_total", in, "action", "drop", s->g.dropped);
-	family(f, "xrl_instance_bytes_total", "counter",
+	xrl_metrics_family(f, "xrl_instance_bytes_total", "counter",
 	       "Bytes of every frame the instance saw, passed or dropped.");
 	labelled_sample(f, "xrl_instance_bytes_total", in, "action", "pass",
 			s->g.bytes - s->g.dropped_bytes);
@@ -246,12 +246,12 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	instance_family(f, "xrl_no_rule_packets_total", "counter",
 			"IP packets that matched no rule, passed.", in, s->g.no_rule);
 
-	family(f, "xrl_sources_tracked", "gauge",
+	xrl_metrics_family(f, "xrl_sources_tracked", "gauge",
 	       "Sources with a bucket now, per bucket table (one per address family).");
 	for (i = 0; i < 2; i++)
 		labelled_sample(f, "xrl_sources_tracked", in, "family", fam[i],
 				(unsigned long long)s->tracked[i]);
-	family(f, "xrl_sources_capacity", "gauge",
+	xrl_metrics_family(f, "xrl_sources_capacity", "gauge",
 	       "Size of each bucket table (attach --max-sources); a full table evicts its least "
 	       "recently used source.");
 	for (i = 0; i < 2; i++)

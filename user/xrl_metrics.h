@@ -34,6 +34,9 @@ int xrl_metrics_render(FILE *out, const struct xrl_metrics_opts *o, const struct
 /* Serve /metrics and /healthz from a libmicrohttpd thread. NULL with err set (e.g. "127.0.0.1:9464: address already in use") on failure. */
 struct xrl_metrics *xrl_metrics_start(const struct xrl_metrics_opts *o, const struct xrl_maps *m, xrl_metrics_extra_fn extra, void *arg, char *err, size_t errlen);
 void xrl_metrics_stop(struct xrl_metrics *srv);
+/* For families appended by extra: the HELP and TYPE lines, and one escaped label (SEP is "{" or ","). */
+void xrl_metrics_family(FILE *f, const char *name, const char *type, const char *help);
+void xrl_metrics_label(FILE *f, const char *sep, const char *name, const char *v);
 
 /*
  * Notes for callers of the four functions above:
