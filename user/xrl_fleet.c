@@ -49,13 +49,37 @@ struct push {
 
 /* Keys per script call: a round of 10,000 sources is ~160 calls. */
 #define XRL_FLEET_BATCH 64
+/*
+ * Replies read at once: their floors are written while Redis works on the
+ * calls after them. A NOSCRIPT (Redis restarted) costs one reload per chunk.
+ */
+#define XRL_FLEET_RECV_CHUNK 16
 /* A host's demand for a source is reported at most this often (the shares are smoothed over ~1 s). */
 #define XRL_FLEET_DEMAND_NS 1000000000ull
+/*
+ * How long Redis keeps a TAT past its time, and so how far back a report's
+ * admissions may go. The same on every host (see the gcra script); whole ms.
+ */
+#define XRL_FLEET_TAT_LIFE_NS (3 * XRL_FLEET_DEMAND_NS)
 
-static struct floor_entry *fent;
+static struct floor_entry *fent; /* the floor map as this daemon wrote it, sorted */
+static int fent_n = -1;           /* -1: not read yet */
 static struct push *pushes;
 static char (*argtext)[6][24];   /* a push's numbers as the script takes them */
 static const char **argpool;     /* the calls' argument vectors */
+static int *call_sources;        /* sources in each call */
+static const struct xrl_bucket_key *sort_keys;
+
+/* Pushes by rule, then in map order. */
+static int push_rule_cmp(const void *a, const void *b)
+{
+	const struct push *x = a, *y = b;
+	__u32 rx = sort_keys[x->used].rule_id, ry = sort_keys[y->used].rule_id;
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return (x->used > y->used) - (x->used < y->used);
+}
 
 int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *instance,
 		   const char *host_id, __u64 interval_ns, enum xrl_fleet_policy policy)
@@ -114,6 +138,9 @@ void xrl_fleet_free(struct xrl_fleet *f)
 	free(pushes);
 	free(argtext);
 	free(argpool);
+	free(call_sources);
+	call_sources = NULL;
+	fent_n = -1;
 	fent = NULL;
 	pushes = NULL;
 	argtext = NULL;
@@ -262,154 +289,6 @@ static __u64 live_window_ns(const struct xrl_fleet *f)
 
 
 /*
- * Report the pushes (XRL_FLEET_BATCH keys per call) and every global rule's
- * use to Redis; fills each push's answer (debt_us NAN: none). false when
- * Redis failed.
- */
-static bool sync_redis(struct xrl_fleet *f, int np)
-{
-	static char rate[XRL_MAX_RULES][24];
-	char err[256], live_us[32], demand_us[32], ttl_ms[32];
-	size_t pool = 0;
-	int nc = 0, i, j, id;
-
-	if (!argtext)
-		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
-	if (!argpool)
-		argpool = calloc((size_t)XRL_FLEET_SOURCES * 9 + XRL_MAX_RULES * 6, sizeof(*argpool));
-	if (!argtext || !argpool)
-		return false;
-	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
-	/* demand comes once a second at most: a host's counts while it reported within 3 */
-	snprintf(demand_us, sizeof(demand_us), "%llu",
-		 (unsigned long long)(live_window_ns(f) > 3 * XRL_FLEET_DEMAND_NS ?
-				      live_window_ns(f) : 3 * XRL_FLEET_DEMAND_NS) / 1000);
-	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
-	for (i = 0; i < np; i += XRL_FLEET_BATCH) {
-		int n = np - i < XRL_FLEET_BATCH ? np - i : XRL_FLEET_BATCH;
-		struct xrl_redis_call *c = &f->calls[nc];
-		const char **argv = &argpool[pool];
-
-		for (j = 0; j < n; j++) {
-			const struct push *p = &pushes[i + j];
-			const struct xrl_bucket_key *k = &f->used_keys[p->used];
-			const struct xrl_fleet_rule_state *rs = &f->rules[k->rule_id];
-			char (*a)[24] = argtext[i + j], key[90];
-
-			xrl_fleet_source_key(rs->name, k, rs->per_len, key, sizeof(key));
-			snprintf(f->keytext[2 * (i + j)], sizeof(f->keytext[0]), "%s", key);
-			snprintf(f->keytext[2 * (i + j) + 1], sizeof(f->keytext[0]), "%s:d", key);
-			argv[2 * j] = f->keytext[2 * (i + j)];
-			argv[2 * j + 1] = f->keytext[2 * (i + j) + 1];
-			/* the rule's figures are formatted once a round, not per source */
-			snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
-			snprintf(a[3], 24, "%llu", (unsigned long long)p->since_ns / 1000);
-			argv[2 * n + 3 + j * 6 + 0] = a[0];
-			argv[2 * n + 3 + j * 6 + 1] = rs->interval_us;
-			argv[2 * n + 3 + j * 6 + 2] = rs->span_us;
-			argv[2 * n + 3 + j * 6 + 3] = a[3];
-			if (p->demand < 0) {
-				argv[2 * n + 3 + j * 6 + 4] = "-1";
-				argv[2 * n + 3 + j * 6 + 5] = "0";
-			} else {
-				snprintf(a[4], 24, "%lld", (long long)p->demand);
-				snprintf(a[5], 24, "%llu", (unsigned long long)p->demand_ns / 1000);
-				argv[2 * n + 3 + j * 6 + 4] = a[4];
-				argv[2 * n + 3 + j * 6 + 5] = a[5];
-			}
-		}
-		argv[2 * n] = "0";
-		argv[2 * n + 1] = f->host_id;
-		argv[2 * n + 2] = demand_us;
-		c->script = XRL_SCRIPT_GCRA;
-		c->nkeys = 2 * n;
-		c->argc = 2 * n + 3 + 6 * n;
-		c->argv = argv;
-		pool += c->argc;
-		f->call_entry[nc++] = i;
-		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
-			goto failed;
-	}
-	for (id = 0; id < XRL_MAX_RULES; id++) {
-		const struct xrl_fleet_rule_state *rs = &f->rules[id];
-		struct xrl_redis_call *c = &f->calls[nc];
-		const char **argv = &argpool[pool];
-
-		if (!rs->global)
-			continue;
-		snprintf(f->keytext[2 * XRL_FLEET_SOURCES + id], sizeof(f->keytext[0]),
-			 "xrl:{%s}:hosts", rs->name);
-		snprintf(rate[id], sizeof(rate[id]), "%.3f", rs->rate_ewma);
-		argv[0] = f->keytext[2 * XRL_FLEET_SOURCES + id];
-		argv[1] = f->host_id;
-		argv[2] = rate[id];
-		argv[3] = live_us;
-		argv[4] = ttl_ms;
-		c->script = XRL_SCRIPT_HOSTS;
-		c->nkeys = 1;
-		c->argc = 5;
-		c->argv = argv;
-		pool += 5;
-		f->call_entry[nc++] = -1 - id;
-		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
-			goto failed;
-	}
-	if (!nc)
-		return true;
-	if (xrl_redis_recv(&f->redis, f->calls, nc, err, sizeof(err)))
-		goto failed;
-	for (i = 0; i < nc; i++) {
-		const redisReply *rep = f->calls[i].reply;
-		double a, b, share, live;
-
-		if (rep->type == REDIS_REPLY_ERROR) {
-			/* a script error is a bug or a foreign key type; the round goes on */
-			count_error(f);
-			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->calls[i].argv[0], rep->str);
-			continue;
-		}
-		if (f->call_entry[i] >= 0) {
-			size_t at = 0;   /* debt, then share and live when demand went along */
-
-			for (j = 0; j < f->calls[i].nkeys / 2; j++) {
-				struct push *p = &pushes[f->call_entry[i] + j];
-
-				if (xrl_redis_reply_num(rep, at++, &b))
-					break;
-				p->debt_us = b;
-				if (p->demand < 0)
-					continue;
-				if (xrl_redis_reply_num(rep, at++, &share) ||
-				    xrl_redis_reply_num(rep, at++, &live))
-					break;
-				share /= 1e6;
-				p->share = share > 0 && share <= 1 ? share : 1;
-				p->live = live > 0 ? (__u32)live : 1;
-			}
-			continue;
-		}
-		if (xrl_redis_reply_num(rep, 0, &a) || xrl_redis_reply_num(rep, 1, &b))
-			continue;
-		{
-			struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[i]];
-
-			pthread_mutex_lock(&f->lock);
-			rs->hosts = a > 0 ? (__u32)a : 1;
-			rs->share = rs->rate_ewma > 0 && b > 0 ? rs->rate_ewma / b : 1.0 / rs->hosts;
-			if (rs->share > 1)
-				rs->share = 1;
-			pthread_mutex_unlock(&f->lock);
-		}
-	}
-	xrl_redis_calls_free(f->calls, nc);
-	return true;
-failed:
-	xrl_redis_calls_free(f->calls, nc);
-	set_up(f, false, err, xrl_mono_ns());
-	return false;
-}
-
-/*
  * The floor after a round for one push: the fleet's TAT (Redis up) and this
  * host's own TAT at its share of the rate, so that the fleet's budget is
  * split by demand and a host flooded by 90 % of a source's packets gets
@@ -448,6 +327,222 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 	share = p->live > 1 ? p->share :
 		rule_share(rs);
 	out->until_ns = (old > since ? old : since) + (__u64)(p->delta * rs->interval_ns / share);
+}
+
+/*
+ * Compute and write the floors of pushes [from, to). Called as each chunk
+ * of Redis' answers comes in, so the map writes overlap Redis' work on the
+ * chunks after it; with Redis down, once for all pushes.
+ */
+static int put_floors(struct xrl_fleet *f, int from, int to, __u64 t0, __u64 now)
+{
+	__u32 count;
+	int i;
+
+	for (i = from; i < to; i++) {
+		const struct push *p = &pushes[i];
+		const struct xrl_fleet_used *u = &f->used[p->used];
+		struct xrl_fleet_floor *out = &f->put[i];
+
+		f->put_keys[i] = f->used_keys[p->used];
+		new_floor(f, p, t0, now, out);
+		out->pushed = u->passed;
+		out->born_ns = u->born_ns;
+		if (p->demand >= 0 || !p->old || p->old->v.born_ns != u->born_ns) {
+			out->seen = u->passed + u->dropped;
+			out->demand_ns = t0;
+		} else {
+			out->seen = p->old->v.seen;
+			out->demand_ns = p->old->v.demand_ns;
+		}
+	}
+	count = to - from;
+	if (count && bpf_map_update_batch(f->m->fleet_floor, &f->put_keys[from], &f->put[from],
+					  &count, NULL)) {
+		int err = -errno;
+
+		xrl_log(XRL_LOG_ERR, "cannot write %d fleet floors: %s", to - from, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * Report the pushes (XRL_FLEET_BATCH keys per call) and every global rule's
+ * use to Redis, fill in each push's answer and write its floor. false when
+ * Redis failed: the caller then writes every floor by the failure policy.
+ * *floor_err: a floor could not be written.
+ */
+static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
+{
+	static char rate[XRL_MAX_RULES][24];
+	char err[256], live_us[32], demand_us[32], ttl_ms[32], life_us[32];
+	size_t pool = 0;
+	int nc = 0, floors_done = 0, i, j, n, id;
+
+	if (!argtext)
+		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
+	if (!argpool)
+		/* 6 per source at most, 7 per gcra call (one partial call per rule), 5 per hosts call */
+		argpool = calloc((size_t)XRL_FLEET_SOURCES * 6 +
+				 (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_MAX_RULES) * 7 +
+				 XRL_MAX_RULES * 5, sizeof(*argpool));
+	if (!call_sources)
+		call_sources = calloc(XRL_FLEET_SOURCES + XRL_MAX_RULES, sizeof(*call_sources));
+	if (!argtext || !argpool || !call_sources)
+		return false;
+	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
+	/* demand comes once a second at most: a host's counts while it reported within 3 */
+	snprintf(demand_us, sizeof(demand_us), "%llu",
+		 (unsigned long long)(live_window_ns(f) > 3 * XRL_FLEET_DEMAND_NS ?
+				      live_window_ns(f) : 3 * XRL_FLEET_DEMAND_NS) / 1000);
+	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
+	snprintf(life_us, sizeof(life_us), "%llu", XRL_FLEET_TAT_LIFE_NS / 1000);
+	/* one rule per call, so that its figures go once per call and not per source */
+	sort_keys = f->used_keys;
+	qsort(pushes, np, sizeof(*pushes), push_rule_cmp);
+	for (i = 0; i < np; i += n) {
+		__u32 rule = f->used_keys[pushes[i].used].rule_id;
+		const struct xrl_fleet_rule_state *rs = &f->rules[rule];
+		struct xrl_redis_call *c = &f->calls[nc];
+		const char **argv = &argpool[pool];
+		int nd = 0, d = 0, head, src, dem;
+
+		for (n = 0; n < XRL_FLEET_BATCH && i + n < np &&
+			    f->used_keys[pushes[i + n].used].rule_id == rule; n++)
+			nd += pushes[i + n].demand >= 0;
+		/* argv: n TAT keys, nd demand keys, 7 figures, 2 per source, 2 per demand key */
+		head = n + nd;
+		src = head + 7;
+		dem = src + 2 * n;
+		for (j = 0; j < n; j++) {
+			const struct push *p = &pushes[i + j];
+			char (*a)[24] = argtext[i + j], *key = f->keytext[2 * (i + j)];
+
+			xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
+					     sizeof(f->keytext[0]) - 2);
+			argv[j] = key;
+			snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
+			snprintf(a[1], 24, "%llu", (unsigned long long)p->since_ns / 1000);
+			argv[src + 2 * j] = a[0];
+			argv[src + 2 * j + 1] = a[1];
+			if (p->demand < 0)
+				continue;
+			snprintf(f->keytext[2 * (i + j) + 1], sizeof(f->keytext[0]), "%s:d", key);
+			snprintf(a[2], 24, "%lld", (long long)p->demand);
+			snprintf(a[3], 24, "%llu", (unsigned long long)p->demand_ns / 1000);
+			argv[n + d] = f->keytext[2 * (i + j) + 1];
+			argv[dem + 2 * d] = a[2];
+			argv[dem + 2 * d + 1] = a[3];
+			d++;
+		}
+		snprintf(argtext[i][4], 24, "%d", nd);
+		argv[head] = "0";
+		argv[head + 1] = f->host_id;
+		argv[head + 2] = demand_us;
+		argv[head + 3] = life_us;
+		argv[head + 4] = rs->interval_us;
+		argv[head + 5] = rs->span_us;
+		argv[head + 6] = argtext[i][4];
+		c->script = XRL_SCRIPT_GCRA;
+		c->nkeys = head;
+		c->argc = dem + 2 * nd;
+		c->argv = argv;
+		pool += c->argc;
+		call_sources[nc] = n;
+		f->call_entry[nc++] = i;
+		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
+			goto failed;
+	}
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+		struct xrl_redis_call *c = &f->calls[nc];
+		const char **argv = &argpool[pool];
+
+		if (!rs->global)
+			continue;
+		snprintf(f->keytext[2 * XRL_FLEET_SOURCES + id], sizeof(f->keytext[0]),
+			 "xrl:{%s}:hosts", rs->name);
+		snprintf(rate[id], sizeof(rate[id]), "%.3f", rs->rate_ewma);
+		argv[0] = f->keytext[2 * XRL_FLEET_SOURCES + id];
+		argv[1] = f->host_id;
+		argv[2] = rate[id];
+		argv[3] = live_us;
+		argv[4] = ttl_ms;
+		c->script = XRL_SCRIPT_HOSTS;
+		c->nkeys = 1;
+		c->argc = 5;
+		c->argv = argv;
+		pool += 5;
+		f->call_entry[nc++] = -1 - id;
+		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
+			goto failed;
+	}
+	for (i = 0; i < nc; i++) {
+		const redisReply *rep;
+		double a, b, share, live;
+
+		if (i % XRL_FLEET_RECV_CHUNK == 0) {
+			int k = nc - i < XRL_FLEET_RECV_CHUNK ? nc - i : XRL_FLEET_RECV_CHUNK;
+
+			/* the floors of the chunk before go to the map while Redis works on this one */
+			if (put_floors(f, floors_done, f->call_entry[i] >= 0 ? f->call_entry[i] : np,
+				       t0, xrl_mono_ns()))
+				*floor_err = -EIO;
+			floors_done = f->call_entry[i] >= 0 ? f->call_entry[i] : np;
+			if (xrl_redis_recv(&f->redis, &f->calls[i], k, err, sizeof(err)))
+				goto failed;
+		}
+		rep = f->calls[i].reply;
+
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/* a script error is a bug or a foreign key type; the round goes on */
+			count_error(f);
+			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->calls[i].argv[0], rep->str);
+			continue;
+		}
+		if (f->call_entry[i] >= 0) {
+			/* debts per source, then share and live per demand key */
+			size_t at = call_sources[i];
+
+			for (j = 0; j < call_sources[i]; j++) {
+				struct push *p = &pushes[f->call_entry[i] + j];
+
+				if (xrl_redis_reply_num(rep, j, &b))
+					break;
+				p->debt_us = b;
+				if (p->demand < 0)
+					continue;
+				if (xrl_redis_reply_num(rep, at++, &share) ||
+				    xrl_redis_reply_num(rep, at++, &live))
+					break;
+				share /= 1e6;
+				p->share = share > 0 && share <= 1 ? share : 1;
+				p->live = live > 0 ? (__u32)live : 1;
+			}
+			continue;
+		}
+		if (xrl_redis_reply_num(rep, 0, &a) || xrl_redis_reply_num(rep, 1, &b))
+			continue;
+		{
+			struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[i]];
+
+			pthread_mutex_lock(&f->lock);
+			rs->hosts = a > 0 ? (__u32)a : 1;
+			rs->share = rs->rate_ewma > 0 && b > 0 ? rs->rate_ewma / b : 1.0 / rs->hosts;
+			if (rs->share > 1)
+				rs->share = 1;
+			pthread_mutex_unlock(&f->lock);
+		}
+	}
+	xrl_redis_calls_free(f->calls, nc);
+	if (put_floors(f, floors_done, np, t0, xrl_mono_ns()))
+		*floor_err = -EIO;
+	return true;
+failed:
+	xrl_redis_calls_free(f->calls, nc);
+	set_up(f, false, err, xrl_mono_ns());
+	return false;
 }
 
 static void write_modes(struct xrl_fleet *f, __u64 now)
@@ -495,11 +590,43 @@ static void record_round(struct xrl_fleet *f, double secs, int sources, int trac
 	pthread_mutex_unlock(&f->lock);
 }
 
+/*
+ * Bring the copy of the floor map up to what this round wrote: floors of
+ * sources gone are dropped, pushed ones take their new values, new ones
+ * are added and the copy sorted again (only in rounds with new sources).
+ */
+static void keep_floors(struct xrl_fleet *f, int np, int nf)
+{
+	int i, n = 0, fresh = 0;
+
+	for (i = 0; i < np; i++) {
+		if (pushes[i].old)
+			((struct floor_entry *)pushes[i].old)->v = f->put[i];
+		else
+			fresh++;
+	}
+	for (i = 0; i < nf; i++)
+		if (fent[i].seen)
+			fent[n++] = fent[i];
+	if (!fresh) {
+		fent_n = n;
+		return;
+	}
+	for (i = 0; i < np; i++)
+		if (!pushes[i].old) {
+			fent[n].key = f->put_keys[i];
+			fent[n].v = f->put[i];
+			n++;
+		}
+	qsort(fent, n, sizeof(*fent), key_cmp);
+	fent_n = n;
+}
+
 int xrl_fleet_round(struct xrl_fleet *f)
 {
 	const struct xrl_maps *m = f->m;
 	__u64 t0 = xrl_mono_ns(), now, elapsed;
-	int nu, nf, np = 0, nput = 0, ndel = 0, tracked = 0, i;
+	int nu, nf, np = 0, ndel = 0, tracked = 0, due = 0, due_max, floor_err = 0, i;
 	double elapsed_s, alpha;
 	__u32 count;
 
@@ -511,18 +638,36 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		      XRL_FLEET_SOURCES);
 	if (nu < 0)
 		return nu;
-	nf = xrl_map_read_all(m->fleet_floor, f->floor_keys, f->floors, sizeof(*f->floor_keys),
-		      sizeof(*f->floors), XRL_FLEET_SOURCES);
-	if (nf < 0)
-		return nf;
-	for (i = 0; i < nf; i++) {
-		fent[i].key = f->floor_keys[i];
-		fent[i].v = f->floors[i];
-		fent[i].seen = false;
+	/*
+	 * The floors: only this daemon writes them, so it keeps a copy and
+	 * reads the map only when it starts (a restart resumes from it) or
+	 * after a write failed.
+	 */
+	if (fent_n < 0) {
+		nf = xrl_map_read_all(m->fleet_floor, f->floor_keys, f->floors,
+				      sizeof(*f->floor_keys), sizeof(*f->floors), XRL_FLEET_SOURCES);
+		if (nf < 0)
+			return nf;
+		for (i = 0; i < nf; i++) {
+			fent[i].key = f->floor_keys[i];
+			fent[i].v = f->floors[i];
+		}
+		qsort(fent, nf, sizeof(*fent), key_cmp);
+		fent_n = nf;
 	}
-	qsort(fent, nf, sizeof(*fent), key_cmp);
+	nf = fent_n;
+	for (i = 0; i < nf; i++)
+		fent[i].seen = false;
 	for (i = 0; i < XRL_MAX_RULES; i++)
 		f->rules[i].round_admitted = 0;
+	/*
+	 * Demand reports that fall due in a round, at most 1.25 times this
+	 * round's share of a second's: sources that came together would
+	 * otherwise report together every second, and a demand costs Redis
+	 * about as much as the rest of the source's round. Those held back
+	 * report in a later round, over a longer span.
+	 */
+	due_max = (int)((__u64)nu * 5 / 4 * elapsed / XRL_FLEET_DEMAND_NS) + XRL_FLEET_BATCH;
 
 	/* what each global (rule, source) admitted since it was last reported */
 	for (i = 0; i < nu; i++) {
@@ -553,7 +698,8 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		 */
 		unblock = fe && fe->v.until_ns > t0 ? fe->v.until_ns - (__u64)rs->span_ns : 0;
 		refresh = fe && fe->v.until_ns > t0 && unblock < t0 + 2 * f->interval_ns;
-		demand = total > seen && (!same || t0 - fe->v.demand_ns >= XRL_FLEET_DEMAND_NS);
+		demand = total > seen && (!same || (t0 - fe->v.demand_ns >= XRL_FLEET_DEMAND_NS &&
+						     due++ < due_max));
 		if (u->passed <= pushed && !refresh && !demand)
 			continue;
 		pushes[np].used = i;
@@ -563,8 +709,8 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		pushes[np].share = same && fe->v.share_ppm ? fe->v.share_ppm / 1e6 : 1;
 		pushes[np].live = same && fe->v.live ? fe->v.live : 1;
 		pushes[np].since_ns = t0 - u->born_ns < elapsed ? t0 - u->born_ns : elapsed;
-		if (pushes[np].since_ns > 3 * XRL_FLEET_DEMAND_NS)
-			pushes[np].since_ns = 3 * XRL_FLEET_DEMAND_NS;   /* within the TAT's lifetime */
+		if (pushes[np].since_ns > XRL_FLEET_TAT_LIFE_NS)
+			pushes[np].since_ns = XRL_FLEET_TAT_LIFE_NS;   /* within the TAT's life */
 		pushes[np].old = fe;
 		pushes[np].debt_us = NAN;
 		rs->round_admitted += pushes[np].delta;
@@ -579,9 +725,12 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	}
 
 	ensure_connected(f, t0);
-	if (f->redis_up && !sync_redis(f, np)) {
-		count_error(f);
-		f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	if (!f->redis_up || !sync_redis(f, np, t0, &floor_err)) {
+		if (f->redis_up) {
+			count_error(f);
+			f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+		}
+		floor_err = put_floors(f, 0, np, t0, xrl_mono_ns());
 	}
 	now = xrl_mono_ns();
 
@@ -593,33 +742,15 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		count = ndel;
 		if (bpf_map_delete_batch(m->fleet_floor, f->del_keys, &count, NULL) && errno != ENOENT)
 			for (i = 0; i < ndel; i++)
-				bpf_map_delete_elem(m->fleet_floor, &f->del_keys[i]);
+				if (bpf_map_delete_elem(m->fleet_floor, &f->del_keys[i]) &&
+				    errno != ENOENT)
+					floor_err = -errno;
 	}
-	for (i = 0; i < np; i++) {
-		const struct push *p = &pushes[i];
-
-		f->put_keys[nput] = f->used_keys[p->used];
-		new_floor(f, p, t0, now, &f->put[nput]);
-		f->put[nput].pushed = f->used[p->used].passed;
-		f->put[nput].born_ns = f->used[p->used].born_ns;
-		if (p->demand >= 0 || !p->old || p->old->v.born_ns != f->used[p->used].born_ns) {
-			f->put[nput].seen = f->used[p->used].passed + f->used[p->used].dropped;
-			f->put[nput].demand_ns = t0;
-		} else {
-			f->put[nput].seen = p->old->v.seen;
-			f->put[nput].demand_ns = p->old->v.demand_ns;
-		}
-		nput++;
+	if (floor_err) {
+		fent_n = -1;
+		return floor_err;
 	}
-	if (nput) {
-		count = nput;
-		if (bpf_map_update_batch(m->fleet_floor, f->put_keys, f->put, &count, NULL)) {
-			int err = -errno;
-
-			xrl_log(XRL_LOG_ERR, "cannot write %d fleet floors: %s", nput, strerror(-err));
-			return err;
-		}
-	}
+	keep_floors(f, np, nf);
 	write_modes(f, now);
 	record_round(f, (xrl_mono_ns() - t0) / 1e9, f->redis_up ? np : 0, tracked);
 	return 0;

@@ -9,85 +9,103 @@
 #include "xrl_scripts.h"
 
 /*
- * GCRA over the fleet, for a batch of (rule, source) budgets at once (one
- * call per batch, so a round of 10,000 sources is ~160 calls, not 10,000).
- * KEYS come in pairs per (rule, source): a string holding the theoretical
- * arrival time (TAT) of the fleet's budget, and a hash of each host's
- * demand (field HOST = "last-seen packets/s", smoothed over ~1 s), both
- * with the same hash tag.
+ * GCRA over the fleet, for a batch of one rule's sources at once (one call
+ * per batch, so a round of 10,000 sources is ~160 calls, not 10,000).
+ * KEYS: first one string per source, holding the theoretical arrival time
+ * (TAT) of the fleet's budget for it; then, for the sources whose demand
+ * goes along this time, in the same order, a hash of each host's demand
+ * (field HOST = "last-seen packets/s", smoothed over ~1 s). A source's
+ * keys share its hash tag.
  * ARGV[1] mode: "1" take the n tokens only if they are there, all or
  * nothing; "0" record admissions already made (the data path admitted
- * before asking). ARGV[2] host ("" when no demand is reported), ARGV[3]
- * the live window (µs). Then six per (rule, source): n admissions,
- * interval (µs per token), span (burst x interval), since (µs: how far
- * back the n admissions go), demand (packets this host saw for the
- * source, admitted and refused; -1: not reported this time) and the µs it
- * covers.
- * Returns integers (Redis truncates Lua numbers), per (rule, source): the
- * debt, TAT - now in µs (how far ahead of now the fleet has spent; the
- * host turns it into a floor under its local TAT); then, in take mode, the
- * tokens granted; then, when demand was reported, this host's share of the
- * live hosts' demand in parts per million and the number of live hosts.
- * The TAT expires a live window after it is reached: until then a host may
- * still report admissions made before it (since reaches back at most that
- * far), which must add to the TAT, not to a fresh one; after that a missing
- * TAT and one in the past mean the same, a full bucket. The demand expires
- * a live window after the last report.
+ * before asking). ARGV[2] host, ARGV[3] the live window of demand (µs),
+ * ARGV[4] the life of a TAT past its time (µs), ARGV[5] the rule's
+ * interval (µs per token), ARGV[6] its span (burst x interval), ARGV[7] how
+ * many demand keys follow the TAT keys. Then two per source: n admissions
+ * and since (µs: how far back they go); then two per demand key: the
+ * packets this host saw for the source, admitted and refused, and the µs
+ * they cover.
+ * The rule's figures come once per call and a source without demand brings
+ * one key and two numbers: most of a round is the TAT's SET, and Redis'
+ * time per source is what bounds a round.
+ * Returns integers (Redis truncates Lua numbers): per source the debt, TAT
+ * - now in µs (how far ahead of now the fleet has spent; the host turns it
+ * into a floor under its local TAT); in take mode then per source the
+ * tokens granted; then per demand key this host's share of the live hosts'
+ * demand in parts per million and the number of live hosts.
+ * A TAT lives at least its life past its time: until then a host may still
+ * report admissions made before it (since reaches back at most that far),
+ * which must add to the TAT, not to a fresh one; after that a missing TAT
+ * and one in the past mean the same, a full bucket. It expires at the end
+ * of the life-long slot after the one it falls in, so it lives one to two
+ * lives past its time and most writes keep the expiry already set
+ * (KEEPTTL): a write with an expiry costs Redis about half as much again.
+ * Every host must pass the same life, or one could keep an expiry that
+ * another set too short. TATs are stored as whole µs, rounded up: at most
+ * 1 µs of extra debt per report. Numbers go to Redis as strings: Redis
+ * formats a Lua number with %.17g, which costs more than the SET.
+ * The demand expires a live window after the last report.
  * The keys of one call must share a Redis Cluster slot on a cluster.
  */
 static const char gcra[] =
 	"local t = redis.call('TIME')\n"
 	"local now = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
 	"local take, host = ARGV[1] == '1', ARGV[2]\n"
-	"local window = tonumber(ARGV[3])\n"
-	"local fmt, max, out, names, m = string.format, math.max, {}, {}, #KEYS / 2\n"
-	"for i = 1, m do names[i] = KEYS[2 * i - 1] end\n"
-	"local tats = redis.call('MGET', unpack(names))\n"
-	"local a = 3\n"
+	"local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+	"local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+	"local m = #KEYS - nd\n"
+	"local fmt, max, floor, ceil, out = string.format, math.max, math.floor, math.ceil, {}\n"
+	"local tats = redis.call('MGET', unpack(KEYS, 1, m))\n"
 	"for i = 1, m do\n"
-	"  local key = names[i]\n"
-	"  local n, demand = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 5])\n"
+	"  local n = tonumber(ARGV[6 + 2 * i])\n"
 	"  local tat = tonumber(tats[i]) or 0\n"
 	"  local granted = 0\n"
 	"  if n > 0 then\n"
-	"    local nxt = max(tat, now - ARGV[a + 4]) + n * ARGV[a + 2]\n"
-	"    if not take or nxt - now <= tonumber(ARGV[a + 3]) then\n"
+	"    local nxt = ceil(max(tat, now - ARGV[7 + 2 * i]) + n * iv)\n"
+	"    if not take or nxt - now <= span then\n"
+	"      local e = (floor(nxt / life) + 2) * life\n"
+	"      if tats[i] and e == (floor(tat / life) + 2) * life then\n"
+	"        redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')\n"
+	"      else\n"
+	"        redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))\n"
+	"      end\n"
 	"      granted, tat = n, nxt\n"
-	"      redis.call('SET', key, fmt('%.3f', tat), 'PX', max(1, math.ceil((tat - now + window) / 1000)))\n"
 	"    end\n"
 	"  end\n"
-	"  out[#out + 1] = tat - now\n"
-	"  if take then out[#out + 1] = granted end\n"
-	"  if host ~= '' and demand >= 0 then\n"
-	"    local dkey, el = KEYS[2 * i], max(tonumber(ARGV[a + 6]), 1)\n"
-	"    local rate = demand * 1000000 / el\n"
-	"    local all = redis.call('HGETALL', dkey)\n"
-	"    local sum, live, gone, mine = 0, 1, {}, nil\n"
-	"    for j = 1, #all, 2 do\n"
-	"      if all[j] == host then mine = all[j + 1] end\n"
-	"    end\n"
-	"    if mine then\n"
-	"      local r = tonumber(string.match(mine, ' (%S+)$')) or rate\n"
-	"      rate = r + (rate - r) * (1 - math.exp(-el / 1000000))\n"
-	"    end\n"
-	"    sum = rate\n"
-	"    for j = 1, #all, 2 do\n"
-	"      if all[j] ~= host then\n"
-	"        local seen, r = string.match(all[j + 1], '^(%S+) (%S+)$')\n"
-	"        if now - (tonumber(seen) or 0) <= window then\n"
-	"          live, sum = live + 1, sum + (tonumber(r) or 0)\n"
-	"        else\n"
-	"          gone[#gone + 1] = all[j]\n"
-	"        end\n"
+	"  out[i] = tat - now\n"
+	"  if take then out[m + i] = granted end\n"
+	"end\n"
+	"local a, o = 8 + 2 * m, #out\n"
+	"for j = 1, nd do\n"
+	"  local dkey, demand = KEYS[m + j], tonumber(ARGV[a])\n"
+	"  local el = max(tonumber(ARGV[a + 1]), 1)\n"
+	"  local rate = demand * 1000000 / el\n"
+	"  local all = redis.call('HGETALL', dkey)\n"
+	"  local sum, live, gone, mine = 0, 1, {}, nil\n"
+	"  for k = 1, #all, 2 do\n"
+	"    if all[k] == host then mine = all[k + 1] end\n"
+	"  end\n"
+	"  if mine then\n"
+	"    local r = tonumber(string.match(mine, ' (%S+)$')) or rate\n"
+	"    rate = r + (rate - r) * (1 - math.exp(-el / 1000000))\n"
+	"  end\n"
+	"  sum = rate\n"
+	"  for k = 1, #all, 2 do\n"
+	"    if all[k] ~= host then\n"
+	"      local seen, r = string.match(all[k + 1], '^(%S+) (%S+)$')\n"
+	"      if now - (tonumber(seen) or 0) <= window then\n"
+	"        live, sum = live + 1, sum + (tonumber(r) or 0)\n"
+	"      else\n"
+	"        gone[#gone + 1] = all[k]\n"
 	"      end\n"
 	"    end\n"
-	"    if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end\n"
-	"    redis.call('HSET', dkey, host, fmt('%.0f %.3f', now, rate))\n"
-	"    redis.call('PEXPIRE', dkey, math.ceil(window / 1000))\n"
-	"    out[#out + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000\n"
-	"    out[#out + 1] = live\n"
 	"  end\n"
-	"  a = a + 6\n"
+	"  if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end\n"
+	"  redis.call('HSET', dkey, host, fmt('%.0f %.3f', now, rate))\n"
+	"  redis.call('PEXPIRE', dkey, math.ceil(window / 1000))\n"
+	"  out[o + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000\n"
+	"  out[o + 2] = live\n"
+	"  o, a = o + 2, a + 2\n"
 	"end\n"
 	"return out\n";
 

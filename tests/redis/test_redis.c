@@ -128,18 +128,18 @@ static void test_parse_url(void **state)
 	assert_int_equal(xrl_redis_parse_url("redis://", &u, err, sizeof(err)), -EINVAL);
 }
 
-/* One GCRA call: n tokens, interval and span in µs, mode "0" record / "1" take. */
+/*
+ * One GCRA call: n tokens, interval, span, since and the TAT's life in µs,
+ * mode "0" record / "1" take.
+ */
 static void gcra(struct xrl_redis *r, const char *key, const char *n, const char *interval,
-		 const char *span, const char *since, const char *mode, double *granted,
-		 double *debt)
+		 const char *span, const char *since, const char *life, const char *mode,
+		 double *granted, double *debt)
 {
-	char dkey[128];
-	const char *argv[] = { key, dkey, mode, "", "0", n, interval, span, since, "-1", "0" };
+	const char *argv[] = { key, mode, "", "0", life, interval, span, "0", n, since };
 	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = argv,
+		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
 	};
-
-	snprintf(dkey, sizeof(dkey), "%s:d", key);
 	char err[256];
 
 	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
@@ -161,29 +161,82 @@ static void test_gcra_record(void **state)
 	(void)state;
 	connect_client(&r);
 	/* 100 admissions at 1 ms each: the fleet is 100 ms ahead (less the µs gone by) */
-	gcra(&r, "xrl:{t1:198.18.0.1}", "100", "1000", "50000", "0", "0", &g, &debt);
+	gcra(&r, "xrl:{t1:198.18.0.1}", "100", "1000", "50000", "0", "100000", "0", &g, &debt);
 	assert_true(g == 100);
 	assert_true(debt > 99000 && debt <= 100000);
 	/* recorded admissions are never refused, even far past the burst */
-	gcra(&r, "xrl:{t1:198.18.0.1}", "100", "1000", "50000", "0", "0", &g, &debt);
+	gcra(&r, "xrl:{t1:198.18.0.1}", "100", "1000", "50000", "0", "100000", "0", &g, &debt);
 	assert_true(g == 100);
 	assert_true(debt > 199000 && debt <= 200000);
 	/* a read (n = 0) changes nothing */
-	gcra(&r, "xrl:{t1:198.18.0.1}", "0", "1000", "50000", "0", "0", &g, &debt);
+	gcra(&r, "xrl:{t1:198.18.0.1}", "0", "1000", "50000", "0", "100000", "0", &g, &debt);
 	assert_true(g == 0);
 	assert_true(debt > 198000 && debt <= 200000);
-	/* the key expires when its TAT is reached: ~200 ms */
+	/* the key lives one to two lives (100 ms here) past its TAT, ~200 ms ahead, then goes */
 	c = raw();
 	rep = redisCommand(c, "PTTL xrl:{t1:198.18.0.1}");
-	assert_true(rep->integer > 150 && rep->integer <= 201);
+	assert_true(rep->integer > 250 && rep->integer <= 401);
 	freeReplyObject(rep);
-	usleep(250000);
+	usleep(450000);
 	rep = redisCommand(c, "EXISTS xrl:{t1:198.18.0.1}");
 	assert_int_equal(rep->integer, 0);
 	freeReplyObject(rep);
 	/* admissions spread over the last second of a quiet key leave no debt */
-	gcra(&r, "xrl:{t1:198.18.0.2}", "10", "1000", "50000", "1000000", "0", &g, &debt);
+	gcra(&r, "xrl:{t1:198.18.0.2}", "10", "1000", "50000", "1000000", "3000000", "0", &g, &debt);
 	assert_true(debt < 0);
+	redisFree(c);
+	xrl_redis_close(&r);
+}
+
+/* The expiry a TAT must have: the end of the life-long slot after its own (ms). */
+static long long tat_expiry_ms(redisContext *c, const char *key, long long life_us)
+{
+	redisReply *rep = redisCommand(c, "GET %s", key);
+	long long tat;
+
+	assert_int_equal(rep->type, REDIS_REPLY_STRING);
+	tat = atoll(rep->str);
+	freeReplyObject(rep);
+	return (tat / life_us + 2) * life_us / 1000;
+}
+
+static long long expiretime_ms(redisContext *c, const char *key)
+{
+	redisReply *rep = redisCommand(c, "PEXPIRETIME %s", key);
+	long long v = rep->integer;
+
+	freeReplyObject(rep);
+	return v;
+}
+
+/*
+ * Writes that stay in the TAT's expiry slot keep the expiry (KEEPTTL), a
+ * write that moves it to a later slot sets a later one: after every write
+ * the key expires exactly where its TAT says, one to two lives past it.
+ */
+static void test_gcra_expiry_slots(void **state)
+{
+	const char *key = "xrl:{t1:198.18.0.3}";
+	redisContext *c = raw();
+	struct xrl_redis r;
+	long long first, e;
+	double g, debt;
+	int i;
+
+	(void)state;
+	connect_client(&r);
+	gcra(&r, key, "1", "1000", "50000", "0", "10000000", "0", &g, &debt);
+	first = expiretime_ms(c, key);
+	assert_true(first == tat_expiry_ms(c, key, 10000000));
+	for (i = 0; i < 5; i++) {
+		gcra(&r, key, "1", "1000", "50000", "0", "10000000", "0", &g, &debt);
+		assert_true(expiretime_ms(c, key) == tat_expiry_ms(c, key, 10000000));
+	}
+	/* 20 s of debt at once: two slots later */
+	gcra(&r, key, "20000", "1000", "50000", "0", "10000000", "0", &g, &debt);
+	e = expiretime_ms(c, key);
+	assert_true(e == tat_expiry_ms(c, key, 10000000));
+	assert_true(e >= first + 20000);
 	redisFree(c);
 	xrl_redis_close(&r);
 }
@@ -205,7 +258,7 @@ static void *script_client(void *arg)
 	(void)arg;
 	connect_client(&r);
 	pthread_barrier_wait(&go);
-	gcra(&r, "xrl:{t2:198.18.0.9}", "1", "86400000000", "864000000000", "0", "1", &g, &debt);
+	gcra(&r, "xrl:{t2:198.18.0.9}", "1", "86400000000", "864000000000", "0", "3000000", "1", &g, &debt);
 	pthread_mutex_lock(&granted_lock);
 	granted_total += (int)g;
 	pthread_mutex_unlock(&granted_lock);
@@ -281,7 +334,7 @@ static void test_noscript_reload(void **state)
 	rep = redisCommand(c, "SCRIPT FLUSH");
 	freeReplyObject(rep);
 	redisFree(c);
-	gcra(&r, "xrl:{t3:198.18.0.3}", "1", "1000", "50000", "0", "0", &g, &debt);
+	gcra(&r, "xrl:{t3:198.18.0.3}", "1", "1000", "50000", "0", "3000000", "0", &g, &debt);
 	assert_true(g == 1);
 	assert_int_equal(r.noscript, 1);
 	xrl_redis_close(&r);
@@ -320,15 +373,15 @@ static void test_hosts(void **state)
  */
 static void test_batch_demand_share(void **state)
 {
-	const char *ha[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d",
-			     "xrl:{t6:198.18.0.7}", "xrl:{t6:198.18.0.7}:d", "0", "ha", "1000000",
-			     "5", "10000", "100000", "0", "900", "1000000",
-			     "0", "10000", "100000", "0", "-1", "0" };
+	/* TAT keys, then the demand keys of the sources whose demand goes along */
+	const char *ha[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.7}", "xrl:{t6:198.18.0.6}:d",
+			     "0", "ha", "1000000", "3000000", "10000", "100000", "1",
+			     "5", "0", "0", "0", "900", "1000000" };
 	const char *hb[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d", "0", "hb", "1000000",
-			     "3", "10000", "100000", "0", "100", "1000000" };
+			     "3000000", "10000", "100000", "1", "3", "0", "100", "1000000" };
 	struct xrl_redis_call c[2] = {
-		{ .script = XRL_SCRIPT_GCRA, .nkeys = 4, .argc = 19, .argv = ha },
-		{ .script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = hb },
+		{ .script = XRL_SCRIPT_GCRA, .nkeys = 3, .argc = 16, .argv = ha },
+		{ .script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 13, .argv = hb },
 	};
 	struct xrl_redis r;
 	char err[256];
@@ -337,16 +390,17 @@ static void test_batch_demand_share(void **state)
 	(void)state;
 	connect_client(&r);
 	assert_int_equal(xrl_redis_run(&r, c, 2, err, sizeof(err)), 0);
-	/* host a, source 6: 5 admissions of 10 ms: 50 ms of debt; alone so far (share 1, 1 host) */
+	/* host a, source 6: 5 admissions of 10 ms: 50 ms of debt */
 	assert_int_equal(xrl_redis_reply_num(c[0].reply, 0, &v), 0);
 	assert_true(v > 49000 && v <= 50000);
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 1, &v), 0);
-	assert_true(v == 1000000);
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 2, &v), 0);
-	assert_true(v == 1);
 	/* host a, source 7: a read without demand, nothing spent: only the debt */
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 3, &v), 0);
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 1, &v), 0);
 	assert_true(v <= 0);
+	/* then source 6's demand: alone so far (share 1, 1 host); nothing for source 7 */
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 2, &v), 0);
+	assert_true(v == 1000000);
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 3, &v), 0);
+	assert_true(v == 1);
 	assert_int_equal(xrl_redis_reply_num(c[0].reply, 4, &v), -1);
 	/* host b, source 6: 8 admissions in all, 80 ms; b holds 100 of 1000 packets/s */
 	assert_int_equal(xrl_redis_reply_num(c[1].reply, 0, &v), 0);
@@ -363,10 +417,10 @@ static void test_batch_demand_share(void **state)
 static void test_timeout_when_stopped(void **state)
 {
 	struct xrl_redis r;
-	const char *argv[] = { "xrl:{t5:198.18.0.5}", "xrl:{t5:198.18.0.5}:d", "0", "", "0", "1",
-			       "1000", "50000", "0", "-1", "0" };
+	const char *argv[] = { "xrl:{t5:198.18.0.5}", "0", "", "0", "3000000", "1000", "50000", "0",
+			       "1", "0" };
 	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 11, .argv = argv,
+		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
 	};
 	char err[256];
 	__u64 t0, took;
@@ -427,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_parse_url),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_gcra_record),
+		cmocka_unit_test(test_gcra_expiry_slots),
 		cmocka_unit_test(test_concurrent_budget),
 		cmocka_unit_test(test_noscript_reload),
 		cmocka_unit_test(test_hosts),
