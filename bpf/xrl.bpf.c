@@ -47,6 +47,20 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_RULE_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_cache);
+} xrl_rule_cache_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_RULE_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_rule_cache);
+} xrl_rule_cache_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XRL_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct xrl_rule_stats);
@@ -223,6 +237,66 @@ static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		return bpf_map_lookup_elem(&xrl_rules_v6, &k);
 	}
+}
+
+/* The first rule of the source's prefix entry that matches the packet, or NULL. */
+static __always_inline const struct xrl_rule *xrl_scan(const struct xrl_prefix_entry *ent,
+						       const struct xrl_pkt *p)
+{
+	__u32 n = ent->count, i;
+
+	for (i = 0; i < XRL_MAX_MATCH; i++) {
+		if (i >= n)
+			break;
+		if (xrl_rule_matches(&ent->rules[i], p))
+			return &ent->rules[i];
+	}
+	return 0;
+}
+
+/*
+ * The packet's rule, or NULL. A source resolved before in this generation
+ * on this CPU skips the LPM walk (xrl_rule_cache_v4/v6); a resolution
+ * that depends on the source alone is stored for next time.
+ */
+static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt *p, __u32 gen)
+{
+	const struct xrl_prefix_entry *ent;
+	struct xrl_rule_cache *c;
+	__u32 slot;
+	int hit;
+
+	if (p->family == 4) {
+		slot = xrl_rule_cache_slot(p->saddr[0]);
+		c = bpf_map_lookup_elem(&xrl_rule_cache_v4, &slot);
+		hit = c && c->addr[0] == p->saddr[0];
+	} else {
+		slot = xrl_rule_cache_slot6(p->saddr);
+		c = bpf_map_lookup_elem(&xrl_rule_cache_v6, &slot);
+		hit = c && c->addr[0] == p->saddr[0] && c->addr[1] == p->saddr[1] &&
+		      c->addr[2] == p->saddr[2] && c->addr[3] == p->saddr[3];
+	}
+	if (hit && c->gen == gen) {
+		if (c->state == XRL_RC_RULE)
+			return &c->rule;
+		if (c->state == XRL_RC_NONE)
+			return 0;
+		c = 0;   /* known to depend on more than the source: nothing to store */
+	}
+	ent = xrl_find_prefix(p, gen);
+	if (c) {
+		if (!ent || !ent->count) {
+			c->state = XRL_RC_NONE;
+		} else if (!(ent->rules[0].flags & XRL_F_MATCH)) {
+			c->rule = ent->rules[0];
+			c->state = XRL_RC_RULE;
+		} else {
+			c->state = XRL_RC_EMPTY;
+		}
+		__builtin_memcpy(c->addr, p->saddr, 16);
+		c->gen = gen;
+	}
+	return ent ? xrl_scan(ent, p) : 0;
 }
 
 /*
@@ -582,14 +656,13 @@ int xrl_xdp(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 len = data_end - data;
 	struct xrl_global_stats *gs;
-	struct xrl_prefix_entry *ent;
 	struct xrl_rule_stats *rs;
-	const struct xrl_rule *r = 0;
+	const struct xrl_rule *r;
 	struct xrl_bucket_key key;
 	struct xrl_config *cfg;
 	struct xrl_pkt p = {};
 	__u64 now_ns = 0;
-	__u32 zero = 0, n, i;
+	__u32 zero = 0;
 	int res, pass;
 
 	gs = bpf_map_lookup_elem(&xrl_stats, &zero);
@@ -614,20 +687,7 @@ int xrl_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	ent = xrl_find_prefix(&p, cfg->active_gen);
-	if (!ent) {
-		gs->no_rule++;
-		return XDP_PASS;
-	}
-	n = ent->count;
-	for (i = 0; i < XRL_MAX_MATCH; i++) {
-		if (i >= n)
-			break;
-		if (xrl_rule_matches(&ent->rules[i], &p)) {
-			r = &ent->rules[i];
-			break;
-		}
-	}
+	r = xrl_find_rule(&p, cfg->active_gen);
 	if (!r) {
 		gs->no_rule++;
 		return XDP_PASS;

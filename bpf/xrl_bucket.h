@@ -132,6 +132,22 @@ static __always_inline void xrl_mask_v6(__u32 addr[4], __u32 len)
 	addr[3] &= xrl_word_mask((int)len - 96);
 }
 
+/* Rule-cache slot of an IPv4 source: the top bits of a multiplicative hash. */
+static __always_inline __u32 xrl_rule_cache_slot(__u32 addr)
+{
+	return (addr * 0x9e3779b1u) >> (32 - XRL_RULE_CACHE_BITS);
+}
+
+/* The same for an IPv6 source, over its four words. */
+static __always_inline __u32 xrl_rule_cache_slot6(const __u32 *a)
+{
+	__u32 h = (a[0] * 0x85ebca6bu) ^ a[1];
+
+	h = (h * 0xc2b2ae35u) ^ a[2];
+	h = (h * 0x85ebca6bu) ^ a[3];
+	return (h * 0x9e3779b1u) >> (32 - XRL_RULE_CACHE_BITS);
+}
+
 /* Sketch slot of a bucket key: a multiplicative hash of its words. */
 static __always_inline __u32 xrl_sketch_slot(const struct xrl_bucket_key *k)
 {

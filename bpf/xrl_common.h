@@ -33,6 +33,7 @@ enum xrl_action {
 #define XRL_F_SYN    0x04   /* TCP SYN without ACK only */
 #define XRL_F_BYTES  0x08   /* the rule also has a byte bucket */
 #define XRL_F_GLOBAL 0x10   /* the budget is shared by the fleet through xrl daemon */
+#define XRL_F_MATCH  (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN)   /* the rule looks past the source */
 
 /* Malformed-packet policy, fixed at load time. */
 enum xrl_malformed_policy {
@@ -79,6 +80,30 @@ struct xrl_prefix_entry {
 	__u32 count;
 	__u32 _pad;
 	struct xrl_rule rules[XRL_MAX_MATCH];
+};
+
+/*
+ * The per-CPU rule caches (one per family): which rule a source resolved
+ * to in a generation, so a source seen again skips the LPM walk (the costliest
+ * step of a one-source decision). Only a resolution that depends on the
+ * source alone is kept: no rule at all, or a most specific rule that
+ * matches every packet (no XRL_F_MATCH), which the scan would always pick.
+ * A new generation (any rule change) makes every entry stale.
+ */
+#define XRL_RULE_CACHE_BITS  10
+#define XRL_RULE_CACHE_SLOTS (1u << XRL_RULE_CACHE_BITS)
+
+enum xrl_rule_cache_state {
+	XRL_RC_EMPTY = 0,
+	XRL_RC_RULE,      /* rule holds the source's rule */
+	XRL_RC_NONE,      /* no rule for the source */
+};
+
+struct xrl_rule_cache {
+	__u32 addr[4];    /* the source, network order; IPv4 in addr[0] */
+	__u32 gen;        /* the generation it was resolved in */
+	__u32 state;      /* enum xrl_rule_cache_state */
+	struct xrl_rule rule;
 };
 
 /*

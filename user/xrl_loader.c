@@ -185,12 +185,14 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	{
 		struct bpf_map *map;
 
-		bpf_object__for_each_map(map, skel->obj) {
-			const char *name = bpf_map__name(map);
+		int i;
 
-			if (strncmp(name, "xrl_", 4) || strchr(name, '.'))
+		/* the instance's shared state; the per-CPU rule caches stay each program's own */
+		for (i = 0; xrl_map_names[i]; i++) {
+			map = bpf_object__find_map_by_name(skel->obj, xrl_map_names[i]);
+			if (!map)
 				continue;
-			snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, name);
+			snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, xrl_map_names[i]);
 			bpf_map__set_pin_path(map, path);
 		}
 	}

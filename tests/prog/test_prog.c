@@ -4,6 +4,7 @@
  * crafted packets with expected verdicts, and token-bucket behaviour with
  * exact time.
  */
+#include <arpa/inet.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <linux/in6.h>
 #include <cmocka.h>
 
+#include "xrl_bucket.h"
 #include "xrl_testlib.h"
 #include "xrl_rule.h"
 
@@ -395,6 +397,88 @@ static void test_rule_change(void **state)
 	assert_int_equal(pass, 3);
 }
 
+/*
+ * The per-CPU rule cache never changes a verdict: a source cached with no
+ * rule is limited once a rule covers it; two sources sharing a cache slot
+ * keep their own rules; an entry whose rules look at the protocol is
+ * decided per packet; a rule change reaches cached sources at once.
+ */
+static void test_rule_cache(void **state)
+{
+	static const char *const none[] = { "172.16.0.0/12 --deny", NULL };
+	static const char *const r1[] = {
+		"10.1.0.0/16 --deny",
+		"10.2.0.0/16 --allow",
+		"10.3.0.0/16 --proto udp --deny",
+		"0.0.0.0/0 --allow",
+		NULL,
+	};
+	static const char *const r2[] = { "10.1.0.0/16 --allow", "10.2.0.0/16 --deny", NULL };
+	static const char *const r6[] = { "2001:db8:1::/48 --deny", "2001:db8:2::/48 --allow", NULL };
+	struct xrl_pkt_spec a6 = { .family = 6, .proto = IPPROTO_UDP, .src = "2001:db8:1::1" };
+	struct xrl_pkt_spec b6 = a6;
+	__u32 w[4];
+	char src_b6[64];
+	struct xrl_pkt_spec a = { .family = 4, .proto = IPPROTO_UDP };
+	struct xrl_pkt_spec b = a, u = a;
+	char src_a[32], src_b[32];
+	__u32 slot, addr;
+	int i, j;
+
+	(void)state;
+	xrl_tl_set_clock(&tl_pass, 50000 * SEC_NS);
+	/* two sources in one cache slot, one in 10.1/16, one in 10.2/16 */
+	snprintf(src_a, sizeof(src_a), "10.1.0.1");
+	slot = xrl_rule_cache_slot(htonl(0x0a010001u));
+	for (i = 1; i < 65536; i++) {
+		addr = htonl(0x0a020000u + i);
+		if (xrl_rule_cache_slot(addr) == slot)
+			break;
+	}
+	assert_true(i < 65536);
+	snprintf(src_b, sizeof(src_b), "10.2.%d.%d", i >> 8, i & 255);
+	a.src = src_a;
+	b.src = src_b;
+
+	rules(&tl_pass, none);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(run_spec(&tl_pass, &a), XDP_PASS);   /* no rule, cached as such */
+	rules(&tl_pass, r1);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(run_spec(&tl_pass, &a), XDP_DROP);
+		assert_int_equal(run_spec(&tl_pass, &b), XDP_PASS);
+	}
+	/* 10.3/16's entry looks at the protocol: UDP denied, TCP falls through to /0 */
+	u.src = "10.3.0.9";
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 2; j++) {
+			u.proto = j ? IPPROTO_TCP : IPPROTO_UDP;
+			assert_int_equal(run_spec(&tl_pass, &u), j ? XDP_PASS : XDP_DROP);
+		}
+	}
+	rules(&tl_pass, r2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(run_spec(&tl_pass, &a), XDP_PASS);
+		assert_int_equal(run_spec(&tl_pass, &b), XDP_DROP);
+	}
+	/* the same for two IPv6 sources in one slot */
+	assert_int_equal(inet_pton(AF_INET6, a6.src, w), 1);
+	slot = xrl_rule_cache_slot6(w);
+	for (i = 1; i < 65536; i++) {
+		snprintf(src_b6, sizeof(src_b6), "2001:db8:2::%x", i);
+		assert_int_equal(inet_pton(AF_INET6, src_b6, w), 1);
+		if (xrl_rule_cache_slot6(w) == slot)
+			break;
+	}
+	assert_true(i < 65536);
+	b6.src = src_b6;
+	rules(&tl_pass, r6);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(run_spec(&tl_pass, &a6), XDP_DROP);
+		assert_int_equal(run_spec(&tl_pass, &b6), XDP_PASS);
+	}
+}
+
 /* A full LRU table evicts the idlest source; evictions show in the arithmetic. */
 static void test_evictions(void **state)
 {
@@ -436,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_byte_bucket),
 		cmocka_unit_test(test_rule_change),
+		cmocka_unit_test(test_rule_cache),
 		cmocka_unit_test(test_evictions),
 	};
 
