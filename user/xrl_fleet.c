@@ -373,10 +373,10 @@ static int put_floors(struct xrl_fleet *f, int from, int to, __u64 t0, __u64 now
  * Redis failed: the caller then writes every floor by the failure policy.
  * *floor_err: a floor could not be written.
  */
-static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
+static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, int *floor_err)
 {
 	static char rate[XRL_MAX_RULES][24];
-	char err[256], live_us[32], demand_us[32], ttl_ms[32], life_us[32];
+	char err[256], live_us[32], demand_us[32], ttl_ms[32], life_us[32], since_us[32];
 	size_t pool = 0;
 	int nc = 0, floors_done = 0, i, j, n, id;
 
@@ -398,6 +398,7 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
 				      live_window_ns(f) : 3 * XRL_FLEET_DEMAND_NS) / 1000);
 	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
 	snprintf(life_us, sizeof(life_us), "%llu", XRL_FLEET_TAT_LIFE_NS / 1000);
+	snprintf(since_us, sizeof(since_us), "%llu", (unsigned long long)since_ns / 1000);
 	/* one rule per call, so that its figures go once per call and not per source */
 	sort_keys = f->used_keys;
 	qsort(pushes, np, sizeof(*pushes), push_rule_cmp);
@@ -411,10 +412,10 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
 		for (n = 0; n < XRL_FLEET_BATCH && i + n < np &&
 			    f->used_keys[pushes[i + n].used].rule_id == rule; n++)
 			nd += pushes[i + n].demand >= 0;
-		/* argv: n TAT keys, nd demand keys, 7 figures, 2 per source, 2 per demand key */
+		/* argv: n TAT keys, nd demand keys, 8 figures, 1 per source, 2 per demand key */
 		head = n + nd;
-		src = head + 7;
-		dem = src + 2 * n;
+		src = head + 8;
+		dem = src + n;
 		for (j = 0; j < n; j++) {
 			const struct push *p = &pushes[i + j];
 			char (*a)[24] = argtext[i + j], *key = f->keytext[2 * (i + j)];
@@ -422,10 +423,13 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
 			xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
 					     sizeof(f->keytext[0]) - 2);
 			argv[j] = key;
-			snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
-			snprintf(a[1], 24, "%llu", (unsigned long long)p->since_ns / 1000);
-			argv[src + 2 * j] = a[0];
-			argv[src + 2 * j + 1] = a[1];
+			/* "n", or "n@since" for a source younger than the round */
+			if (p->since_ns == since_ns)
+				snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
+			else
+				snprintf(a[0], 24, "%llu@%llu", (unsigned long long)p->delta,
+					 (unsigned long long)p->since_ns / 1000);
+			argv[src + j] = a[0];
 			if (p->demand < 0)
 				continue;
 			snprintf(f->keytext[2 * (i + j) + 1], sizeof(f->keytext[0]), "%s:d", key);
@@ -444,6 +448,7 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, int *floor_err)
 		argv[head + 4] = rs->interval_us;
 		argv[head + 5] = rs->span_us;
 		argv[head + 6] = argtext[i][4];
+		argv[head + 7] = since_us;
 		c->script = XRL_SCRIPT_GCRA;
 		c->nkeys = head;
 		c->argc = dem + 2 * nd;
@@ -590,6 +595,12 @@ static void record_round(struct xrl_fleet *f, double secs, int sources, int trac
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* How far back a round's admissions go: to the last round, within the TAT's life. */
+static __u64 round_since(__u64 elapsed)
+{
+	return elapsed < XRL_FLEET_TAT_LIFE_NS ? elapsed : XRL_FLEET_TAT_LIFE_NS;
+}
+
 /*
  * Bring the copy of the floor map up to what this round wrote: floors of
  * sources gone are dropped, pushed ones take their new values, new ones
@@ -708,9 +719,8 @@ int xrl_fleet_round(struct xrl_fleet *f)
 		pushes[np].demand_ns = !same ? t0 - u->born_ns : t0 - fe->v.demand_ns;
 		pushes[np].share = same && fe->v.share_ppm ? fe->v.share_ppm / 1e6 : 1;
 		pushes[np].live = same && fe->v.live ? fe->v.live : 1;
-		pushes[np].since_ns = t0 - u->born_ns < elapsed ? t0 - u->born_ns : elapsed;
-		if (pushes[np].since_ns > XRL_FLEET_TAT_LIFE_NS)
-			pushes[np].since_ns = XRL_FLEET_TAT_LIFE_NS;   /* within the TAT's life */
+		pushes[np].since_ns = t0 - u->born_ns < round_since(elapsed) ?
+				      t0 - u->born_ns : round_since(elapsed);
 		pushes[np].old = fe;
 		pushes[np].debt_us = NAN;
 		rs->round_admitted += pushes[np].delta;
@@ -725,7 +735,7 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	}
 
 	ensure_connected(f, t0);
-	if (!f->redis_up || !sync_redis(f, np, t0, &floor_err)) {
+	if (!f->redis_up || !sync_redis(f, np, t0, round_since(elapsed), &floor_err)) {
 		if (f->redis_up) {
 			count_error(f);
 			f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;

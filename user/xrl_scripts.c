@@ -21,13 +21,14 @@
  * before asking). ARGV[2] host, ARGV[3] the live window of demand (µs),
  * ARGV[4] the life of a TAT past its time (µs), ARGV[5] the rule's
  * interval (µs per token), ARGV[6] its span (burst x interval), ARGV[7] how
- * many demand keys follow the TAT keys. Then two per source: n admissions
- * and since (µs: how far back they go); then two per demand key: the
- * packets this host saw for the source, admitted and refused, and the µs
- * they cover.
- * The rule's figures come once per call and a source without demand brings
- * one key and two numbers: most of a round is the TAT's SET, and Redis'
- * time per source is what bounds a round.
+ * many demand keys follow the TAT keys, ARGV[8] since (µs: how far back the
+ * admissions go, the time since the host's last round). Then one per
+ * source: n admissions, or "n@since" for a source younger than that; then
+ * two per demand key: the packets this host saw for the source, admitted
+ * and refused, and the µs they cover.
+ * What is the same for every source comes once per call, and a source
+ * without demand brings one key and one number: Redis' time per source is
+ * what bounds a round, and most of it is Lua calling into Redis.
  * Returns integers (Redis truncates Lua numbers): per source the debt, TAT
  * - now in µs (how far ahead of now the fleet has spent; the host turns it
  * into a floor under its local TAT); in take mode then per source the
@@ -38,12 +39,16 @@
  * which must add to the TAT, not to a fresh one; after that a missing TAT
  * and one in the past mean the same, a full bucket. It expires at the end
  * of the life-long slot after the one it falls in, so it lives one to two
- * lives past its time and most writes keep the expiry already set
- * (KEEPTTL): a write with an expiry costs Redis about half as much again.
+ * lives past its time and most writes keep the expiry already set: a TAT
+ * still ahead (a source over budget) grows in place with INCRBY, one in the
+ * past is SET with KEEPTTL, and only one that moves to a later slot is SET
+ * with PXAT (an expiry costs Redis about half as much again as the write).
  * Every host must pass the same life, or one could keep an expiry that
  * another set too short. TATs are stored as whole µs, rounded up: at most
- * 1 µs of extra debt per report. Numbers go to Redis as strings: Redis
- * formats a Lua number with %.17g, which costs more than the SET.
+ * 1 µs of extra debt per report; a TAT with a fraction (written by an
+ * older xrl) makes INCRBY fail and is SET whole instead. Numbers go to
+ * Redis as strings: Redis formats a Lua number with %.17g, which costs
+ * more than the write.
  * The demand expires a live window after the last report.
  * The keys of one call must share a Redis Cluster slot on a cluster.
  */
@@ -53,19 +58,28 @@ static const char gcra[] =
 	"local take, host = ARGV[1] == '1', ARGV[2]\n"
 	"local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
 	"local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+	"local since0 = tonumber(ARGV[8])\n"
 	"local m = #KEYS - nd\n"
 	"local fmt, max, floor, ceil, out = string.format, math.max, math.floor, math.ceil, {}\n"
 	"local tats = redis.call('MGET', unpack(KEYS, 1, m))\n"
 	"for i = 1, m do\n"
-	"  local n = tonumber(ARGV[6 + 2 * i])\n"
+	"  local v = ARGV[8 + i]\n"
+	"  local n, since = tonumber(v), since0\n"
+	"  if not n then\n"
+	"    local a, b = string.match(v, '^(%d+)@(%d+)$')\n"
+	"    n, since = tonumber(a), tonumber(b)\n"
+	"  end\n"
 	"  local tat = tonumber(tats[i]) or 0\n"
 	"  local granted = 0\n"
 	"  if n > 0 then\n"
-	"    local nxt = ceil(max(tat, now - ARGV[7 + 2 * i]) + n * iv)\n"
+	"    local base = max(tat, now - since)\n"
+	"    local nxt = ceil(base + n * iv)\n"
 	"    if not take or nxt - now <= span then\n"
 	"      local e = (floor(nxt / life) + 2) * life\n"
 	"      if tats[i] and e == (floor(tat / life) + 2) * life then\n"
-	"        redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')\n"
+	"        if base ~= tat or type(redis.pcall('INCRBY', KEYS[i], fmt('%d', nxt - tat))) == 'table' then\n"
+	"          redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')\n"
+	"        end\n"
 	"      else\n"
 	"        redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))\n"
 	"      end\n"
@@ -75,7 +89,7 @@ static const char gcra[] =
 	"  out[i] = tat - now\n"
 	"  if take then out[m + i] = granted end\n"
 	"end\n"
-	"local a, o = 8 + 2 * m, #out\n"
+	"local a, o = 9 + m, #out\n"
 	"for j = 1, nd do\n"
 	"  local dkey, demand = KEYS[m + j], tonumber(ARGV[a])\n"
 	"  local el = max(tonumber(ARGV[a + 1]), 1)\n"

@@ -136,7 +136,7 @@ static void gcra(struct xrl_redis *r, const char *key, const char *n, const char
 		 const char *span, const char *since, const char *life, const char *mode,
 		 double *granted, double *debt)
 {
-	const char *argv[] = { key, mode, "", "0", life, interval, span, "0", n, since };
+	const char *argv[] = { key, mode, "", "0", life, interval, span, "0", since, n };
 	struct xrl_redis_call c = {
 		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
 	};
@@ -231,6 +231,20 @@ static void test_gcra_expiry_slots(void **state)
 	for (i = 0; i < 5; i++) {
 		gcra(&r, key, "1", "1000", "50000", "0", "10000000", "0", &g, &debt);
 		assert_true(expiretime_ms(c, key) == tat_expiry_ms(c, key, 10000000));
+	}
+	/* a TAT written with a fraction (an older xrl) is rewritten whole, not refused */
+	{
+		redisReply *rep = redisCommand(c, "TIME");
+		long long now_us = atoll(rep->element[0]->str) * 1000000 + atoll(rep->element[1]->str);
+
+		freeReplyObject(rep);
+		rep = redisCommand(c, "SET xrl:{t1:198.18.0.4} %lld.500 PX 10000", now_us + 100000);
+		freeReplyObject(rep);
+		gcra(&r, "xrl:{t1:198.18.0.4}", "1", "1000", "50000", "0", "10000000", "0", &g, &debt);
+		assert_true(debt > 100000 && debt <= 101600);
+		rep = redisCommand(c, "GET xrl:{t1:198.18.0.4}");
+		assert_null(strchr(rep->str, '.'));
+		freeReplyObject(rep);
 	}
 	/* 20 s of debt at once: two slots later */
 	gcra(&r, key, "20000", "1000", "50000", "0", "10000000", "0", &g, &debt);
@@ -375,12 +389,12 @@ static void test_batch_demand_share(void **state)
 {
 	/* TAT keys, then the demand keys of the sources whose demand goes along */
 	const char *ha[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.7}", "xrl:{t6:198.18.0.6}:d",
-			     "0", "ha", "1000000", "3000000", "10000", "100000", "1",
-			     "5", "0", "0", "0", "900", "1000000" };
+			     "0", "ha", "1000000", "3000000", "10000", "100000", "1", "0",
+			     "5", "0", "900", "1000000" };
 	const char *hb[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d", "0", "hb", "1000000",
-			     "3000000", "10000", "100000", "1", "3", "0", "100", "1000000" };
+			     "3000000", "10000", "100000", "1", "0", "3", "100", "1000000" };
 	struct xrl_redis_call c[2] = {
-		{ .script = XRL_SCRIPT_GCRA, .nkeys = 3, .argc = 16, .argv = ha },
+		{ .script = XRL_SCRIPT_GCRA, .nkeys = 3, .argc = 15, .argv = ha },
 		{ .script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 13, .argv = hb },
 	};
 	struct xrl_redis r;
@@ -413,12 +427,39 @@ static void test_batch_demand_share(void **state)
 	xrl_redis_close(&r);
 }
 
+/*
+ * A source younger than the round says how far back its admissions go
+ * ("n@since"); the others take the call's: 10 admissions of 1 ms made
+ * just now leave 10 ms of debt, the same spread over the last second none.
+ */
+static void test_since_per_source(void **state)
+{
+	const char *argv[] = { "xrl:{t7:198.18.0.7}", "xrl:{t7:198.18.0.8}", "0", "", "0",
+			       "3000000", "1000", "50000", "0", "0", "10", "10@1000000" };
+	struct xrl_redis_call c = {
+		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 12, .argv = argv,
+	};
+	struct xrl_redis r;
+	char err[256];
+	double v;
+
+	(void)state;
+	connect_client(&r);
+	assert_int_equal(xrl_redis_run(&r, &c, 1, err, sizeof(err)), 0);
+	assert_int_equal(xrl_redis_reply_num(c.reply, 0, &v), 0);
+	assert_true(v > 9000 && v <= 10000);
+	assert_int_equal(xrl_redis_reply_num(c.reply, 1, &v), 0);
+	assert_true(v <= 0);
+	xrl_redis_calls_free(&c, 1);
+	xrl_redis_close(&r);
+}
+
 /* A server that stops answering (SIGSTOP) costs one timeout, not a hang. */
 static void test_timeout_when_stopped(void **state)
 {
 	struct xrl_redis r;
 	const char *argv[] = { "xrl:{t5:198.18.0.5}", "0", "", "0", "3000000", "1000", "50000", "0",
-			       "1", "0" };
+			       "0", "1" };
 	struct xrl_redis_call c = {
 		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
 	};
@@ -486,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_noscript_reload),
 		cmocka_unit_test(test_hosts),
 		cmocka_unit_test(test_batch_demand_share),
+		cmocka_unit_test(test_since_per_source),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};
 
