@@ -65,7 +65,8 @@ struct push {
 static struct floor_entry *fent; /* the floor map as this daemon wrote it, sorted */
 static int fent_n = -1;           /* -1: not read yet */
 static struct push *pushes;
-static char (*argtext)[6][24];   /* a push's numbers as the script takes them */
+/* a push's numbers as the script takes them: [0] n or n@since, [1] demand, [2] its µs, [3] the call's nd */
+static char (*argtext)[4][32];
 static const char **argpool;     /* the calls' argument vectors */
 static int *call_sources;        /* sources in each call */
 static const struct xrl_bucket_key *sort_keys;
@@ -383,9 +384,9 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 	if (!argtext)
 		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
 	if (!argpool)
-		/* 6 per source at most, 7 per gcra call (one partial call per rule), 5 per hosts call */
-		argpool = calloc((size_t)XRL_FLEET_SOURCES * 6 +
-				 (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_MAX_RULES) * 7 +
+		/* 5 per source at most, 8 per gcra call (one partial call per rule), 5 per hosts call */
+		argpool = calloc((size_t)XRL_FLEET_SOURCES * 5 +
+				 (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_MAX_RULES) * 8 +
 				 XRL_MAX_RULES * 5, sizeof(*argpool));
 	if (!call_sources)
 		call_sources = calloc(XRL_FLEET_SOURCES + XRL_MAX_RULES, sizeof(*call_sources));
@@ -418,36 +419,36 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 		dem = src + n;
 		for (j = 0; j < n; j++) {
 			const struct push *p = &pushes[i + j];
-			char (*a)[24] = argtext[i + j], *key = f->keytext[2 * (i + j)];
+			char (*a)[32] = argtext[i + j], *key = f->keytext[2 * (i + j)];
 
 			xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
 					     sizeof(f->keytext[0]) - 2);
 			argv[j] = key;
 			/* "n", or "n@since" for a source younger than the round */
 			if (p->since_ns == since_ns)
-				snprintf(a[0], 24, "%llu", (unsigned long long)p->delta);
+				snprintf(a[0], 32, "%llu", (unsigned long long)p->delta);
 			else
-				snprintf(a[0], 24, "%llu@%llu", (unsigned long long)p->delta,
+				snprintf(a[0], 32, "%llu@%llu", (unsigned long long)p->delta,
 					 (unsigned long long)p->since_ns / 1000);
 			argv[src + j] = a[0];
 			if (p->demand < 0)
 				continue;
 			snprintf(f->keytext[2 * (i + j) + 1], sizeof(f->keytext[0]), "%s:d", key);
-			snprintf(a[2], 24, "%lld", (long long)p->demand);
-			snprintf(a[3], 24, "%llu", (unsigned long long)p->demand_ns / 1000);
+			snprintf(a[1], 32, "%lld", (long long)p->demand);
+			snprintf(a[2], 32, "%llu", (unsigned long long)p->demand_ns / 1000);
 			argv[n + d] = f->keytext[2 * (i + j) + 1];
-			argv[dem + 2 * d] = a[2];
-			argv[dem + 2 * d + 1] = a[3];
+			argv[dem + 2 * d] = a[1];
+			argv[dem + 2 * d + 1] = a[2];
 			d++;
 		}
-		snprintf(argtext[i][4], 24, "%d", nd);
+		snprintf(argtext[i][3], 32, "%d", nd);
 		argv[head] = "0";
 		argv[head + 1] = f->host_id;
 		argv[head + 2] = demand_us;
 		argv[head + 3] = life_us;
 		argv[head + 4] = rs->interval_us;
 		argv[head + 5] = rs->span_us;
-		argv[head + 6] = argtext[i][4];
+		argv[head + 6] = argtext[i][3];
 		argv[head + 7] = since_us;
 		c->script = XRL_SCRIPT_GCRA;
 		c->nkeys = head;
