@@ -357,23 +357,17 @@ static __always_inline int xrl_new_bucket(const struct xrl_rule *r, void *map, c
 					  struct xrl_global_stats *gs)
 {
 	struct xrl_bucket nb = { .last_ns = now_ns, .version = r->version };
-
-	__u64 now_u = xrl_to_units(now_ns, r->pkt.shift);
-	__u64 base = xrl_gcra_floor(now_u, now_ns, floor_ns, r->pkt.shift);
-	int pass = xrl_gcra_admit(base, now_u, r->pkt.interval, r->pkt.span, 1, &nb.tat);
+	/* a fresh bucket is a full one: the peek of any bucket with fresh set */
+	int pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb.tat);
 
 	if (!pass)
-		nb.tat = now_u;
+		nb.tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
-		__u64 now_b = xrl_to_units(now_ns, r->byte.shift);
-
-		if (pass && xrl_gcra_admit(now_b, now_b, r->byte.interval, r->byte.span, len,
-					   &nb.tat_bytes)) {
-		} else {
+		if (!pass || !xrl_peek(0, &r->byte, 0, now_ns, len, 1, 0, &nb.tat_bytes)) {
 			/* refused by the byte bucket: no packet token spent either */
 			pass = 0;
-			nb.tat = now_u;
-			nb.tat_bytes = now_b;
+			nb.tat = xrl_to_units(now_ns, r->pkt.shift);
+			nb.tat_bytes = xrl_to_units(now_ns, r->byte.shift);
 		}
 	}
 	nb.passed = pass;
