@@ -94,7 +94,7 @@ struct xrl_prefix_entry {
 #define XRL_RULE_CACHE_SLOTS (1u << XRL_RULE_CACHE_BITS)
 
 enum xrl_rule_cache_state {
-	XRL_RC_EMPTY = 0,
+	XRL_RC_EMPTY = 0, /* nothing stored (its rule looks past the source): walk */
 	XRL_RC_RULE,      /* rule holds the source's rule */
 	XRL_RC_NONE,      /* no rule for the source */
 };

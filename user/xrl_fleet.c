@@ -379,7 +379,7 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 	static char rate[XRL_MAX_RULES][24];
 	char err[256], live_us[32], demand_us[32], ttl_ms[32], life_us[32], since_us[32];
 	size_t pool = 0;
-	int nc = 0, floors_done = 0, i, j, n, id;
+	int nc = 0, floors_done = 0, i, j, n, id, e;
 
 	if (!argtext)
 		argtext = calloc(XRL_FLEET_SOURCES, sizeof(*argtext));
@@ -490,12 +490,12 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 
 		if (i % XRL_FLEET_RECV_CHUNK == 0) {
 			int k = nc - i < XRL_FLEET_RECV_CHUNK ? nc - i : XRL_FLEET_RECV_CHUNK;
+			int upto = f->call_entry[i] >= 0 ? f->call_entry[i] : np;
 
-			/* the floors of the chunk before go to the map while Redis works on this one */
-			if (put_floors(f, floors_done, f->call_entry[i] >= 0 ? f->call_entry[i] : np,
-				       t0, xrl_mono_ns()))
-				*floor_err = -EIO;
-			floors_done = f->call_entry[i] >= 0 ? f->call_entry[i] : np;
+			/* the floors of the chunks before go to the map while Redis works on this one */
+			if ((e = put_floors(f, floors_done, upto, t0, xrl_mono_ns())))
+				*floor_err = e;
+			floors_done = upto;
 			if (xrl_redis_recv(&f->redis, &f->calls[i], k, err, sizeof(err)))
 				goto failed;
 		}
@@ -542,8 +542,8 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 		}
 	}
 	xrl_redis_calls_free(f->calls, nc);
-	if (put_floors(f, floors_done, np, t0, xrl_mono_ns()))
-		*floor_err = -EIO;
+	if ((e = put_floors(f, floors_done, np, t0, xrl_mono_ns())))
+		*floor_err = e;
 	return true;
 failed:
 	xrl_redis_calls_free(f->calls, nc);
@@ -802,13 +802,12 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 	int b, id;
 
 	pthread_mutex_lock(&f->lock);
-	xrl_metrics_family(out, "xrl_redis_up", "gauge",
-			   "Whether the last exchange with Redis succeeded (1) or not (0).");
-	sample(out, "xrl_redis_up", inst, NULL, NULL, f->redis_up ? "1" : "0");
-	xrl_metrics_family(out, "xrl_redis_errors_total", "counter",
-			   "Failed Redis connections, rounds and refused script calls.");
-	snprintf(v, sizeof(v), "%lu", f->redis_errors);
-	sample(out, "xrl_redis_errors_total", inst, NULL, NULL, v);
+	xrl_metrics_instance_family(out, "xrl_redis_up", "gauge",
+				    "Whether the last exchange with Redis succeeded (1) or not (0).",
+				    inst, f->redis_up);
+	xrl_metrics_instance_family(out, "xrl_redis_errors_total", "counter",
+				    "Failed Redis connections, rounds and refused script calls.",
+				    inst, f->redis_errors);
 	xrl_metrics_family(out, "xrl_redis_sync_duration_seconds", "histogram",
 			   "Duration of a fleet sync round (maps and Redis).");
 	for (b = 0; b <= XRL_FLEET_HIST_BUCKETS; b++) {
@@ -824,14 +823,12 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 	sample(out, "xrl_redis_sync_duration_seconds_sum", inst, NULL, NULL, v);
 	snprintf(v, sizeof(v), "%lu", f->rounds);
 	sample(out, "xrl_redis_sync_duration_seconds_count", inst, NULL, NULL, v);
-	xrl_metrics_family(out, "xrl_redis_commands_total", "counter",
-			   "Commands sent to Redis (EVALSHA, SCRIPT LOAD, AUTH, ...).");
-	snprintf(v, sizeof(v), "%lu", f->redis.commands);
-	sample(out, "xrl_redis_commands_total", inst, NULL, NULL, v);
-	xrl_metrics_family(out, "xrl_fleet_reports_total", "counter",
-			   "(rule, source) pairs reported to Redis, over all rounds.");
-	snprintf(v, sizeof(v), "%lu", f->reported_total);
-	sample(out, "xrl_fleet_reports_total", inst, NULL, NULL, v);
+	xrl_metrics_instance_family(out, "xrl_redis_commands_total", "counter",
+				    "Commands sent to Redis (EVALSHA, SCRIPT LOAD, AUTH, ...).",
+				    inst, f->redis.commands);
+	xrl_metrics_instance_family(out, "xrl_fleet_reports_total", "counter",
+				    "(rule, source) pairs reported to Redis, over all rounds.",
+				    inst, f->reported_total);
 	xrl_metrics_family(out, "xrl_fleet_share", "gauge",
 			   "This host's current share of each global rule's budget (0..1).");
 	for (id = 0; id < XRL_MAX_RULES; id++)
@@ -846,9 +843,8 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 			snprintf(v, sizeof(v), "%u", f->rules[id].hosts);
 			sample(out, "xrl_fleet_hosts", inst, "rule", f->rules[id].match, v);
 		}
-	xrl_metrics_family(out, "xrl_fleet_sources", "gauge",
-			   "Global (rule, source) pairs this host tracks.");
-	snprintf(v, sizeof(v), "%d", f->last_round_tracked);
-	sample(out, "xrl_fleet_sources", inst, NULL, NULL, v);
+	xrl_metrics_instance_family(out, "xrl_fleet_sources", "gauge",
+				    "Global (rule, source) pairs this host tracks.", inst,
+				    (unsigned long long)f->last_round_tracked);
 	pthread_mutex_unlock(&f->lock);
 }

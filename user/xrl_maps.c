@@ -353,33 +353,48 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 	return sum_percpu(m->rule_stats, id, out, sizeof(*out));
 }
 
+/*
+ * Every entry of every CPU of a per-CPU array in one syscall: entry e of
+ * CPU c is (*out)[e * *ncpu + c], malloc'd. An array's keys come in index
+ * order. 0 or -errno.
+ */
+static int percpu_array_read(int fd, __u32 entries, size_t vsz, void **out, int *ncpu)
+{
+	__u32 count = entries, batch, *keys;
+	int n = libbpf_num_possible_cpus(), err = 0;
+	void *all;
+
+	if (n < 0)
+		return n;
+	/* on the heap: the metrics thread reads beside the daemon */
+	all = calloc((size_t)n * entries, vsz);
+	keys = calloc(entries, sizeof(*keys));
+	if (!all || !keys)
+		err = -ENOMEM;
+	else if (bpf_map_lookup_batch(fd, NULL, &batch, keys, all, &count, NULL) && errno != ENOENT)
+		err = -errno;
+	free(keys);
+	if (err) {
+		free(all);
+		return err;
+	}
+	*out = all;
+	*ncpu = n;
+	return 0;
+}
+
 int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			     struct xrl_rule_stats *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), i, c;
-	__u32 count = XRL_MAX_RULES, batch, *keys;
 	struct xrl_rule_stats *all;
+	int ncpu, i, c, err;
 
-	if (ncpu < 0)
-		return ncpu;
-	all = calloc((size_t)ncpu * XRL_MAX_RULES, sizeof(*all));
-	keys = calloc(XRL_MAX_RULES, sizeof(*keys));
-	if (!all || !keys) {
-		free(all);
-		free(keys);
-		return -ENOMEM;
-	}
-	/* every rule of every CPU in one syscall; an array's keys come in index order */
-	if (bpf_map_lookup_batch(m->rule_stats, NULL, &batch, keys, all, &count, NULL) &&
-	    errno != ENOENT) {
-		c = -errno;
-		free(all);
-		free(keys);
-		return c;
-	}
+	err = percpu_array_read(m->rule_stats, XRL_MAX_RULES, sizeof(*all), (void **)&all, &ncpu);
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
-		if (ids[i] >= count)
+		if (ids[i] >= XRL_MAX_RULES)
 			continue;
 		for (c = 0; c < ncpu; c++) {
 			const struct xrl_rule_stats *v = &all[(size_t)ids[i] * ncpu + c];
@@ -391,7 +406,6 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 		}
 	}
 	free(all);
-	free(keys);
 	return 0;
 }
 
@@ -473,32 +487,7 @@ static int top_cmp(const void *a, const void *b)
 
 int xrl_sketch_read(const struct xrl_maps *m, struct xrl_sketch_slot **out, int *ncpu)
 {
-	__u32 count = XRL_SKETCH_SLOTS, batch, *keys;
-	struct xrl_sketch_slot *all;
-	int n = libbpf_num_possible_cpus(), err;
-
-	if (n < 0)
-		return n;
-	/* on the heap: the metrics thread reads the sketch beside the daemon */
-	all = calloc((size_t)n * XRL_SKETCH_SLOTS, sizeof(*all));
-	keys = calloc(XRL_SKETCH_SLOTS, sizeof(*keys));
-	if (!all || !keys) {
-		free(all);
-		free(keys);
-		return -ENOMEM;
-	}
-	/* every slot of every CPU in one syscall; an array's keys come in index order */
-	if (bpf_map_lookup_batch(m->drop_sketch, NULL, &batch, keys, all, &count, NULL) &&
-	    errno != ENOENT) {
-		err = -errno;
-		free(all);
-		free(keys);
-		return err;
-	}
-	free(keys);
-	*out = all;
-	*ncpu = n;
-	return 0;
+	return percpu_array_read(m->drop_sketch, XRL_SKETCH_SLOTS, sizeof(**out), (void **)out, ncpu);
 }
 
 int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)

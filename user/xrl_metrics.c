@@ -131,8 +131,8 @@ static void instance_sample(FILE *f, const char *name, const char *instance, uns
 }
 
 /* A family with one series per instance. */
-static void instance_family(FILE *f, const char *name, const char *type, const char *help,
-			    const char *instance, unsigned long long v)
+void xrl_metrics_instance_family(FILE *f, const char *name, const char *type, const char *help,
+				 const char *instance, unsigned long long v)
 {
 	xrl_metrics_family(f, name, type, help);
 	instance_sample(f, name, instance, v);
@@ -238,12 +238,12 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 			s->g.bytes - s->g.dropped_bytes);
 	labelled_sample(f, "xrl_instance_bytes_total", in, "action", "drop", s->g.dropped_bytes);
 
-	instance_family(f, "xrl_malformed_packets_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_malformed_packets_total", "counter",
 			"Truncated or invalid IP packets, passed or dropped by the --malformed policy.",
 			in, s->g.malformed);
-	instance_family(f, "xrl_non_ip_packets_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_non_ip_packets_total", "counter",
 			"Frames that are not IP, passed untouched.", in, s->g.non_ip);
-	instance_family(f, "xrl_no_rule_packets_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_no_rule_packets_total", "counter",
 			"IP packets that matched no rule, passed.", in, s->g.no_rule);
 
 	xrl_metrics_family(f, "xrl_sources_tracked", "gauge",
@@ -256,24 +256,24 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	       "recently used source.");
 	for (i = 0; i < 2; i++)
 		labelled_sample(f, "xrl_sources_capacity", in, "family", fam[i], s->capacity[i]);
-	instance_family(f, "xrl_sources_created_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_sources_created_total", "counter",
 			"Buckets created for new sources, both tables.", in, s->g.sources_created);
-	instance_family(f, "xrl_source_evictions_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_source_evictions_total", "counter",
 			"Buckets a full table evicted for newer sources (created minus tracked).", in,
 			evicted);
-	instance_family(f, "xrl_insert_failed_packets_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_insert_failed_packets_total", "counter",
 			"Packets decided without a bucket because none could be created.", in,
 			s->g.insert_failed);
-	instance_family(f, "xrl_cas_contended_packets_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_cas_contended_packets_total", "counter",
 			"Packets dropped because their bucket's compare-and-swap lost 8 times in a row.",
 			in, s->g.cas_contended);
-	instance_family(f, "xrl_limit_events_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_limit_events_total", "counter",
 			"Limit events written to the ring buffer (a source started being dropped).",
 			in, s->g.events);
-	instance_family(f, "xrl_limit_events_suppressed_total", "counter",
+	xrl_metrics_instance_family(f, "xrl_limit_events_suppressed_total", "counter",
 			"Limit events over the in-kernel bound of 100 a second, or with the ring full.",
 			in, s->g.events_suppressed);
-	instance_family(f, "xrl_rules", "gauge", "Rules in force.", in, (unsigned long long)s->n);
+	xrl_metrics_instance_family(f, "xrl_rules", "gauge", "Rules in force.", in, (unsigned long long)s->n);
 	top_family(f, s, in, o->top_k);
 }
 

@@ -37,6 +37,9 @@ void xrl_metrics_stop(struct xrl_metrics *srv);
 /* For families appended by extra: the HELP and TYPE lines, and one escaped label (SEP is "{" or ","). */
 void xrl_metrics_family(FILE *f, const char *name, const char *type, const char *help);
 void xrl_metrics_label(FILE *f, const char *sep, const char *name, const char *v);
+/* A family with one integer series, labelled with the instance only. */
+void xrl_metrics_instance_family(FILE *f, const char *name, const char *type, const char *help,
+				 const char *instance, unsigned long long v);
 
 /*
  * Notes for callers of the four functions above:
