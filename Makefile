@@ -14,6 +14,8 @@ LIBS_XRL  := -lxdp $(LIBS_LIB)
 PREFIX    ?= /usr/local
 
 BPF_HDRS  := $(wildcard bpf/*.h)
+# every BPF program of the tree, product and bench alike (check-bpf-headers reads them all)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c)
 USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
 LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
@@ -31,7 +33,7 @@ PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
-.PHONY: all deps test unit-test prog-test e2e-test demo bench install clean
+.PHONY: all deps test unit-test prog-test e2e-test demo bench install clean check-bpf-headers
 all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
@@ -81,6 +83,10 @@ $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
 deps:
 	@scripts/deps.sh
 
+# no BPF object may include a glibc header (they need libc6-dev-i386 under -target bpf)
+check-bpf-headers:
+	@scripts/check-bpf-headers $(CLANG) "$(BPF_CFLAGS)" $(BPF_SRCS)
+
 unit-test: $(UNIT_TESTS)
 	@for t in $(UNIT_TESTS); do echo "== $$t"; $$t || exit 1; done
 
@@ -91,10 +97,12 @@ e2e-test: $(BUILD)/xrl
 	@for t in tests/e2e/test_*.sh; do echo "== $$t"; XRL=$(BUILD)/xrl bash $$t || exit 1; done
 
 test: deps
+	@$(MAKE) --no-print-directory check-bpf-headers
 	@$(MAKE) --no-print-directory all
 	@tests/run_all.sh $(BUILD) $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 demo: deps
+	@$(MAKE) --no-print-directory check-bpf-headers
 	@$(MAKE) --no-print-directory $(BUILD)/xrl
 	@scripts/demo
 

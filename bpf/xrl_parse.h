@@ -15,8 +15,6 @@
 #include <linux/in.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
-#include <linux/icmp.h>
-#include <linux/icmpv6.h>
 #include <bpf/bpf_endian.h>
 #include "xrl_common.h"
 

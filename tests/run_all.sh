@@ -38,6 +38,10 @@ run_suite() { # NAME CMD...
 	[ "$rc" = 0 ] || failed_suites+=("$name")
 }
 
+# the build's own checks (headers of the BPF programs)
+for t in tests/build/test_*.sh; do
+	run_suite "$t" bash "$t"
+done
 # the test programs the Makefile built (its UNIT_TESTS, PROG_TESTS, REDIS_TESTS)
 shift
 for t in "$@"; do
