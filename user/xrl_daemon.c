@@ -7,14 +7,18 @@
  * limiting with local limits. SIGHUP reloads --rules FILE, SIGTERM stops.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include "xrl_cli.h"
 #include "xrl_events.h"
@@ -22,6 +26,14 @@
 #include "xrl_log.h"
 #include "xrl_metrics.h"
 #include "xrl_rule.h"
+
+/*
+ * One daemon per instance: each holds an flock on its pid file here (bpffs
+ * holds only pins and directories). The lock goes with the process, so a
+ * file left by a dead daemon blocks nothing; the file is never removed (a
+ * daemon removing it could let two others lock two different files).
+ */
+#define XRL_RUN_DIR "/run/xrl"
 
 static volatile sig_atomic_t stop_sig, reload_req;
 
@@ -148,6 +160,53 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 	return 0;
 }
 
+/*
+ * Take the instance's daemon lock: the fd (held, close-on-exec, until exit),
+ * or -1 with the error already reported (another daemon runs: its PID).
+ */
+static int daemon_lock(struct xrl_ctx *ctx, int *rc)
+{
+	char path[256], pid[32] = "";
+	int fd, n;
+
+	if (mkdir(XRL_RUN_DIR, 0755) && errno != EEXIST) {
+		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot create %s for the daemon's lock: %s",
+				XRL_RUN_DIR, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s.daemon.pid", XRL_RUN_DIR, ctx->instance);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the daemon's lock %s: %s", path,
+				strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+
+		n = err == EWOULDBLOCK ? (int)pread(fd, pid, sizeof(pid) - 1, 0) : -1;
+		close(fd);
+		if (n > 0) {
+			pid[n] = 0;
+			pid[strcspn(pid, "\n")] = 0;
+		}
+		if (err == EWOULDBLOCK)
+			*rc = xrl_error(ctx, XRL_EXIT_FAIL,
+					"another xrl daemon (PID %s) serves instance '%s' (it holds %s): stop it first; one daemon per instance",
+					n > 0 && pid[0] ? pid : "unknown", ctx->instance, path);
+		else
+			*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", path, strerror(err));
+		return -1;
+	}
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n) {
+		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Read and apply a rules file under the writer lock; the rules in force stay when it fails. */
 static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, size_t errlen)
 {
@@ -206,13 +265,35 @@ static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_
 	return rc;
 }
 
-static bool still_attached(const struct xrl_ctx *ctx)
+/* The id of a map: a map pinned anew (the instance attached again) has another. */
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+enum attach_state { ATTACHED, DETACHED, REATTACHED };
+
+/*
+ * Whether the maps this daemon holds are still the instance's: its pins
+ * gone (detached), or pins of other maps (detached and attached again, so
+ * that what this daemon reads and writes no longer reaches the data path).
+ */
+static enum attach_state attach_state(const struct xrl_ctx *ctx, __u32 config_id)
 {
 	char path[512];
-	struct stat st;
+	__u32 id;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/xrl_config", ctx->pin_dir);
-	return stat(path, &st) == 0;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? DETACHED : ATTACHED;   /* EMFILE and such: ask again later */
+	id = map_id(fd);
+	close(fd);
+	return id && config_id && id != config_id ? REATTACHED : ATTACHED;
 }
 
 /*
@@ -250,8 +331,10 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	struct sigaction sa = { 0 };
 	struct timespec next;
 	struct xrl_maps m;
+	enum attach_state as;
+	__u32 config_id;
 	__u64 now;
-	int rc;
+	int rc, lock_fd;
 
 	rc = parse_opts(ctx, argc, argv, &o);
 	if (rc)
@@ -269,9 +352,13 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	if (o.metrics && xrl_metrics_parse_listen(o.metrics, listen, sizeof(listen), &mo, err,
 						  sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "invalid --metrics: %s", err);
+	lock_fd = daemon_lock(ctx, &rc);
+	if (lock_fd < 0)
+		return rc;
 	rc = xrl_instance_open(ctx, &m);
 	if (rc)
 		return rc;
+	config_id = map_id(m.config);
 	if (o.rules_file) {
 		rc = apply_rules_file(ctx, o.rules_file, err, sizeof(err));
 		if (rc < 0) {
@@ -342,8 +429,12 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 					xrl_log(XRL_LOG_INFO, "%d rules reloaded from %s", rc, o.rules_file);
 			}
 		}
-		if (!still_attached(ctx)) {
-			xrl_log(XRL_LOG_ERR, "instance '%s' was detached: stopping", ctx->instance);
+		if ((as = attach_state(ctx, config_id)) != ATTACHED) {
+			if (as == DETACHED)
+				xrl_log(XRL_LOG_ERR, "instance '%s' was detached: stopping", ctx->instance);
+			else
+				xrl_log(XRL_LOG_ERR, "instance '%s' was detached and attached again: this daemon's maps are no longer the data path's; stopping (start the daemon again)",
+					ctx->instance);
 			xrl_metrics_stop(metrics);
 			xrl_events_close(events);
 			xrl_fleet_free(&fleet);
