@@ -50,6 +50,8 @@ static void on_hup(int sig)
 
 struct daemon_opts {
 	const char *redis_url;
+	char *redis_url_arg;      /* the --redis word in argv, its password masked once read */
+	const char *password_file;
 	const char *host_id;
 	const char *rules_file;
 	const char *log_format;
@@ -62,7 +64,7 @@ struct daemon_opts {
 
 enum {
 	OPT_REDIS = 256, OPT_HOST_ID, OPT_INTERVAL, OPT_FAILURE, OPT_RULES, OPT_LOG_FORMAT,
-	OPT_INSTANCE, OPT_METRICS, OPT_METRICS_TOP, OPT_QUIET,
+	OPT_INSTANCE, OPT_METRICS, OPT_METRICS_TOP, OPT_QUIET, OPT_PASSWORD_FILE,
 };
 
 static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_opts *o)
@@ -78,6 +80,7 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 		{ "metrics", optional_argument, 0, OPT_METRICS },
 		{ "metrics-top", required_argument, 0, OPT_METRICS_TOP },
 		{ "quiet-after", required_argument, 0, OPT_QUIET },
+		{ "redis-password-file", required_argument, 0, OPT_PASSWORD_FILE },
 		{ 0, 0, 0, 0 },
 	};
 	char err[XRL_ERRLEN];
@@ -90,6 +93,10 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 		switch (c) {
 		case OPT_REDIS:
 			o->redis_url = optarg;
+			o->redis_url_arg = optarg;
+			break;
+		case OPT_PASSWORD_FILE:
+			o->password_file = optarg;
 			break;
 		case OPT_HOST_ID:
 			if (!*optarg || strlen(optarg) > 100 || strpbrk(optarg, " \t\n{}"))
@@ -150,7 +157,7 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 				return xrl_error(ctx, XRL_EXIT_USAGE, "option '%s' needs a value",
 						 argv[optind - 1]);
 			return xrl_error(ctx, XRL_EXIT_USAGE,
-					 "unknown option '%s': expected --redis, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format, --metrics, --metrics-top, --quiet-after or --instance",
+					 "unknown option '%s': expected --redis, --redis-password-file, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format, --metrics, --metrics-top, --quiet-after or --instance",
 					 argv[optind - 1]);
 		}
 	}
@@ -205,6 +212,61 @@ static int daemon_lock(struct xrl_ctx *ctx, int *rc)
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * The Redis password: from --redis-password-file (its first line), else the
+ * URL, else XRL_REDIS_PASSWORD. The URL's copy in argv is overwritten, so
+ * that ps shows it only for the instant before (the file and the variable
+ * never show). 0, or a usage error reported.
+ */
+static int redis_password(struct xrl_ctx *ctx, struct daemon_opts *o, struct xrl_redis_url *u)
+{
+	char line[sizeof(u->password) + 2];
+	const char *env = getenv("XRL_REDIS_PASSWORD");
+	char *p, *at;
+	FILE *f;
+	size_t n;
+
+	if (o->redis_url_arg && (at = strchr(o->redis_url_arg + 8, '@')) &&
+	    (p = strchr(o->redis_url_arg + 8, ':')) && p < at)
+		for (p++; p < at; p++)
+			*p = '*';
+	if (o->password_file && !o->redis_url)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--redis-password-file needs --redis");
+	if (!o->password_file) {
+		if (!u->password[0] && env && *env) {
+			if (strlen(env) >= sizeof(u->password))
+				return xrl_error(ctx, XRL_EXIT_USAGE,
+						 "XRL_REDIS_PASSWORD is longer than %zu characters",
+						 sizeof(u->password) - 1);
+			snprintf(u->password, sizeof(u->password), "%s", env);
+		}
+		return 0;
+	}
+	if (u->password[0])
+		return xrl_error(ctx, XRL_EXIT_USAGE,
+				 "a password in --redis and --redis-password-file: give it once (the file keeps it out of ps)");
+	f = fopen(o->password_file, "re");
+	if (!f)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "cannot read --redis-password-file %s: %s",
+				 o->password_file, strerror(errno));
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	n = strcspn(line, "\r\n");
+	if (n >= sizeof(u->password))
+		return xrl_error(ctx, XRL_EXIT_USAGE,
+				 "--redis-password-file %s: the password (its first line) is longer than %zu characters",
+				 o->password_file, sizeof(u->password) - 1);
+	if (!n)
+		return xrl_error(ctx, XRL_EXIT_USAGE,
+				 "--redis-password-file %s: the first line is empty (it holds the password)",
+				 o->password_file);
+	line[n] = 0;
+	memcpy(u->password, line, n + 1);
+	memset(line, 0, sizeof(line));
+	return 0;
 }
 
 /* Read and apply a rules file under the writer lock; the rules in force stay when it fails. */
@@ -349,6 +411,10 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (o.redis_url && xrl_redis_parse_url(o.redis_url, &fleet.redis.url, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	rc = redis_password(ctx, &o, &fleet.redis.url);
+	if (rc)
+		return rc;
+	xrl_log_secret(fleet.redis.url.password);
 	if (o.metrics && xrl_metrics_parse_listen(o.metrics, listen, sizeof(listen), &mo, err,
 						  sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "invalid --metrics: %s", err);

@@ -94,6 +94,7 @@ int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *in
 	f->interval_ns = interval_ns;
 	f->policy = policy;
 	f->backoff_ns = interval_ns / 4;
+	f->last_ok_ns = xrl_mono_ns();   /* a daemon without Redis holds its predecessor's shares as long */
 	pthread_mutex_init(&f->lock, NULL);
 	f->used_keys = calloc(n, sizeof(*f->used_keys));
 	f->floor_keys = calloc(n, sizeof(*f->floor_keys));
@@ -247,6 +248,7 @@ static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 		f->ever_up = true;
 		f->failed_connects = 0;
 		f->backoff_ns = f->interval_ns / 4;
+		f->share_lost = false;
 	} else if (!up && (f->redis_up || !f->down_since_ns)) {
 		static const char *const what[] = {
 			"each host keeps its last known share of every global budget",
@@ -264,28 +266,54 @@ static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 	f->redis_up = up;
 }
 
-/* Connect when down and the backoff has passed; the backoff doubles up to one interval. */
+/* A failed connection or round: logged once per change; the next try after the backoff. */
+static void failed(struct xrl_fleet *f, const char *why)
+{
+	f->failed_connects++;
+	count_error(f);
+	set_up(f, false, why, xrl_mono_ns());
+	f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
+}
+
+/*
+ * Connect when down and the backoff has passed; the backoff doubles up to
+ * one interval. Redis is up only once a round's calls were all answered: a
+ * server that takes the connection and refuses the scripts (out of memory,
+ * read-only replica) is down.
+ */
 static void ensure_connected(struct xrl_fleet *f, __u64 now)
 {
 	char err[256];
 
 	if (f->redis.c || now < f->next_connect_ns)
 		return;
-	if (xrl_redis_connect(&f->redis, err, sizeof(err)) == 0) {
-		set_up(f, true, NULL, now);
-		return;
-	}
-	f->failed_connects++;
-	count_error(f);
-	set_up(f, false, err, now);
-	f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
-	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
+	if (xrl_redis_connect(&f->redis, err, sizeof(err)))
+		failed(f, err);
 }
 
 /* Hosts are live while they reported within 5 rounds (at least half a second). */
 static __u64 live_window_ns(const struct xrl_fleet *f)
 {
 	return f->interval_ns * 5 > 500000000ull ? f->interval_ns * 5 : 500000000ull;
+}
+
+/* A host's demand counts while it reported within 5 rounds, at least 3 s (it reports once a second). */
+static __u64 demand_window_ns(const struct xrl_fleet *f)
+{
+	return live_window_ns(f) > 3 * XRL_FLEET_DEMAND_NS ? live_window_ns(f) :
+							     3 * XRL_FLEET_DEMAND_NS;
+}
+
+__u64 xrl_fleet_hold_ns(const struct xrl_fleet *f)
+{
+	return demand_window_ns(f);
+}
+
+/* Whether this host still holds a share of the budgets (Redis up, or the local policy's hold). */
+static bool holds_share(const struct xrl_fleet *f)
+{
+	return f->redis_up || (f->policy == XRL_POLICY_LOCAL && !f->share_lost);
 }
 
 
@@ -308,7 +336,7 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 	out->share_ns = 0;
 	out->share_ppm = (__u32)(p->share * 1e6);
 	out->live = p->live;
-	if (f->redis_up) {
+	if (f->answering) {
 		out->until_ns = !isnan(p->debt_us) && p->debt_us > 0 ?
 				now + (__u64)(p->debt_us * 1e3) : 0;
 		if (p->live > 1 && p->share * XRL_FLEET_SHARE_SLACK < 1) {
@@ -320,8 +348,8 @@ static void new_floor(const struct xrl_fleet *f, const struct push *p, __u64 t0,
 		}
 		return;
 	}
-	if (f->policy != XRL_POLICY_LOCAL) {
-		out->until_ns = old;
+	if (f->policy != XRL_POLICY_LOCAL || f->share_lost) {
+		out->until_ns = old;   /* the rule's mode decides (open, closed) */
 		return;
 	}
 	/* the fleet's GCRA, run here at this host's last known share of the rate */
@@ -394,9 +422,7 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 		return false;
 	snprintf(live_us, sizeof(live_us), "%llu", (unsigned long long)live_window_ns(f) / 1000);
 	/* demand comes once a second at most: a host's counts while it reported within 3 */
-	snprintf(demand_us, sizeof(demand_us), "%llu",
-		 (unsigned long long)(live_window_ns(f) > 3 * XRL_FLEET_DEMAND_NS ?
-				      live_window_ns(f) : 3 * XRL_FLEET_DEMAND_NS) / 1000);
+	snprintf(demand_us, sizeof(demand_us), "%llu", (unsigned long long)demand_window_ns(f) / 1000);
 	snprintf(ttl_ms, sizeof(ttl_ms), "%d", 120000);
 	snprintf(life_us, sizeof(life_us), "%llu", XRL_FLEET_TAT_LIFE_NS / 1000);
 	snprintf(since_us, sizeof(since_us), "%llu", (unsigned long long)since_ns / 1000);
@@ -460,6 +486,7 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 		if (xrl_redis_send(&f->redis, c, err, sizeof(err)))
 			goto failed;
 	}
+	f->answering = true;   /* until a call is refused: floors from the answers */
 	for (id = 0; id < XRL_MAX_RULES; id++) {
 		const struct xrl_fleet_rule_state *rs = &f->rules[id];
 		struct xrl_redis_call *c = &f->calls[nc];
@@ -502,10 +529,14 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 		rep = f->calls[i].reply;
 
 		if (rep->type == REDIS_REPLY_ERROR) {
-			/* a script error is a bug or a foreign key type; the round goes on */
-			count_error(f);
-			xrl_log(XRL_LOG_ERR, "redis refused %s: %s", f->calls[i].argv[0], rep->str);
-			continue;
+			/*
+			 * Out of memory, a read-only replica, a foreign key type:
+			 * Redis is failing, whatever the cause. The round fails
+			 * (once-per-change logging, the failure policy, the metric);
+			 * the connection goes, replies still in it with it.
+			 */
+			snprintf(err, sizeof(err), "script call refused: %s", rep->str);
+			goto failed;
 		}
 		if (f->call_entry[i] >= 0) {
 			/* debts per source, then share and live per demand key */
@@ -544,10 +575,15 @@ static bool sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, in
 	xrl_redis_calls_free(f->calls, nc);
 	if ((e = put_floors(f, floors_done, np, t0, xrl_mono_ns())))
 		*floor_err = e;
+	f->answering = false;
+	f->last_ok_ns = xrl_mono_ns();
+	set_up(f, true, NULL, f->last_ok_ns);
 	return true;
 failed:
+	f->answering = false;
 	xrl_redis_calls_free(f->calls, nc);
-	set_up(f, false, err, xrl_mono_ns());
+	xrl_redis_close(&f->redis);
+	failed(f, err);
 	return false;
 }
 
@@ -555,7 +591,7 @@ static void write_modes(struct xrl_fleet *f, __u64 now)
 {
 	__u32 id, mode;
 
-	mode = f->redis_up || f->policy == XRL_POLICY_LOCAL ? XRL_FLEET_FLOOR :
+	mode = f->redis_up || (f->policy == XRL_POLICY_LOCAL && !f->share_lost) ? XRL_FLEET_FLOOR :
 	       f->policy == XRL_POLICY_OPEN ? XRL_FLEET_OPEN : XRL_FLEET_CLOSED;
 	for (id = 0; id < XRL_MAX_RULES; id++) {
 		const struct xrl_fleet_rule_state *rs = &f->rules[id];
@@ -736,12 +772,20 @@ int xrl_fleet_round(struct xrl_fleet *f)
 	}
 
 	ensure_connected(f, t0);
-	if (!f->redis_up || !sync_redis(f, np, t0, round_since(elapsed), &floor_err)) {
-		if (f->redis_up) {
-			count_error(f);
-			f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	/* connected: every round while up, else a try when the backoff has passed */
+	if (!f->redis.c || (!f->redis_up && t0 < f->next_connect_ns) ||
+	    !sync_redis(f, np, t0, round_since(elapsed), &floor_err)) {
+		now = xrl_mono_ns();
+		if (f->policy == XRL_POLICY_LOCAL && !f->share_lost &&
+		    now - f->last_ok_ns >= xrl_fleet_hold_ns(f)) {
+			char where[300];
+
+			f->share_lost = true;
+			xrl_redis_url_name(&f->redis.url, where, sizeof(where));
+			xrl_log(XRL_LOG_WARN, "redis %s unanswered for %.1f s: the other hosts no longer count this host's share; global rules drop everything they match until it answers",
+				where, (now - f->last_ok_ns) / 1e9);
 		}
-		floor_err = put_floors(f, 0, np, t0, xrl_mono_ns());
+		floor_err = put_floors(f, 0, np, t0, now);
 	}
 	now = xrl_mono_ns();
 
@@ -833,7 +877,9 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 			   "This host's current share of each global rule's budget (0..1).");
 	for (id = 0; id < XRL_MAX_RULES; id++)
 		if (f->rules[id].global) {
-			snprintf(v, sizeof(v), "%.6f", rule_share(&f->rules[id]));
+			/* none while it holds none: Redis down under closed, or local past the hold */
+			snprintf(v, sizeof(v), "%.6f", holds_share(f) || f->policy == XRL_POLICY_OPEN ?
+				 rule_share(&f->rules[id]) : 0.0);
 			sample(out, "xrl_fleet_share", inst, "rule", f->rules[id].match, v);
 		}
 	xrl_metrics_family(out, "xrl_fleet_hosts", "gauge",

@@ -59,8 +59,11 @@ struct xrl_fleet {
 	__u64 down_since_ns;
 	__u64 next_connect_ns;
 	__u64 backoff_ns;
-	unsigned long failed_connects;
+	unsigned long failed_connects;   /* failed connections and refused rounds since it was up */
 	char last_error[256];
+	bool answering;                  /* this round's floors come from Redis' answers */
+	__u64 last_ok_ns;                /* the last round Redis answered (or the start) */
+	bool share_lost;                 /* local policy: the share's hold ran out, logged */
 
 	__u64 last_round_ns;
 	struct xrl_fleet_rule_state rules[XRL_MAX_RULES];
@@ -94,6 +97,15 @@ void xrl_fleet_free(struct xrl_fleet *f);
 /* The rule set in force (read by the caller under the instance's shared lock). */
 void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, const __u32 *ids,
 			 int n);
+/*
+ * How long a host that cannot reach Redis keeps its last known share under
+ * --on-redis-failure local: as long as the other hosts still count its
+ * demand (5 rounds, at least 3 s), after which they share the whole budget
+ * among themselves and this host's share is zero (its global rules drop
+ * what they match until Redis answers).
+ */
+__u64 xrl_fleet_hold_ns(const struct xrl_fleet *f);
+
 /* One sync round. Logs what changed. 0 or -errno (the maps failed). */
 int xrl_fleet_round(struct xrl_fleet *f);
 /* Leave the data path on plain local limits: fleet modes back to FLOOR; floors expire alone. */

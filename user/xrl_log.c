@@ -12,6 +12,27 @@ static bool as_json;
 static char inst[64] = "default";
 
 static const char *const level_name[] = { "error", "warning", "info" };
+static char secret[256];   /* never printed: each occurrence becomes "***" */
+
+void xrl_log_secret(const char *s)
+{
+	snprintf(secret, sizeof(secret), "%s", s ? s : "");
+}
+
+/* Write one line with the secret masked. */
+static void put_line(const char *line)
+{
+	const char *p = line, *q;
+	size_t n = strlen(secret);
+
+	while (n && (q = strstr(p, secret))) {
+		fwrite(p, 1, (size_t)(q - p), stderr);
+		fputs("***", stderr);
+		p = q + n;
+	}
+	fputs(p, stderr);
+	fputc('\n', stderr);
+}
 
 int xrl_log_init(const char *format, const char *instance)
 {
@@ -39,8 +60,14 @@ static void stamp(char *buf, size_t len)
 
 void xrl_log_event(enum xrl_log_level level, const char *msg, json_t *fields)
 {
-	char ts[40];
+	char ts[40], *line = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&line, &len);
 
+	if (!out) {
+		json_decref(fields);
+		return;
+	}
 	stamp(ts, sizeof(ts));
 	if (as_json) {
 		json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "time", ts, "level", level_name[level],
@@ -51,29 +78,32 @@ void xrl_log_event(enum xrl_log_level level, const char *msg, json_t *fields)
 			json_object_update(o, fields);
 		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (s)
-			fprintf(stderr, "%s\n", s);
+			fputs(s, out);
 		free(s);
 		json_decref(o);
 	} else {
 		const char *key;
 		json_t *v;
 
-		fprintf(stderr, "%s xrl[%s] %s: %s", ts, inst, level_name[level], msg);
+		fprintf(out, "%s xrl[%s] %s: %s", ts, inst, level_name[level], msg);
 		if (fields)
 			json_object_foreach(fields, key, v) {
 				if (json_is_string(v) && strpbrk(json_string_value(v), " \"="))
-					fprintf(stderr, " %s=\"%s\"", key, json_string_value(v));
+					fprintf(out, " %s=\"%s\"", key, json_string_value(v));
 				else if (json_is_string(v))
-					fprintf(stderr, " %s=%s", key, json_string_value(v));
+					fprintf(out, " %s=%s", key, json_string_value(v));
 				else if (json_is_integer(v))
-					fprintf(stderr, " %s=%lld", key, (long long)json_integer_value(v));
+					fprintf(out, " %s=%lld", key, (long long)json_integer_value(v));
 				else if (json_is_real(v))
-					fprintf(stderr, " %s=%.3f", key, json_real_value(v));
+					fprintf(out, " %s=%.3f", key, json_real_value(v));
 				else if (json_is_boolean(v))
-					fprintf(stderr, " %s=%s", key, json_is_true(v) ? "true" : "false");
+					fprintf(out, " %s=%s", key, json_is_true(v) ? "true" : "false");
 			}
-		fputc('\n', stderr);
 	}
+	fclose(out);
+	if (line && len)
+		put_line(line);
+	free(line);
 	fflush(stderr);
 	json_decref(fields);
 }

@@ -13,6 +13,8 @@ enum xrl_log_level { XRL_LOG_ERR, XRL_LOG_WARN, XRL_LOG_INFO };
 
 /* "text" or "json"; 0 or -EINVAL. */
 int xrl_log_init(const char *format, const char *instance);
+/* A string no line may show (the Redis password): each occurrence is written "***". */
+void xrl_log_secret(const char *s);
 void xrl_log(enum xrl_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * An event with fields: text "msg key=value ...", JSON {"msg":..., fields...}.

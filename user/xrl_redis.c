@@ -29,16 +29,32 @@ static int parse_port(const char *s, size_t len, int *port)
 	return 0;
 }
 
-int xrl_redis_parse_url(const char *s, struct xrl_redis_url *u, char *err, size_t errlen)
+/* The URL as messages show it: the password, if any, as "***". */
+static void url_shown(const char *url, char *buf, size_t len)
+{
+	const char *p = url + 8, *at = strchr(p, '@'), *slash = strchr(p, '/');
+
+	if (strncmp(url, "redis://", 8) || !at || (slash && slash < at)) {
+		/* no password part: as given, unless it could hold one */
+		snprintf(buf, len, "%s", at ? "redis://***" : url);
+		return;
+	}
+	snprintf(buf, len, "redis://%s***%s", *p == ':' ? ":" : "", at);
+}
+
+int xrl_redis_parse_url(const char *url, struct xrl_redis_url *u, char *err, size_t errlen)
 {
 	const char *p, *at, *hostend, *slash;
+	char s[600];
 	size_t n;
+
+	url_shown(url, s, sizeof(s));   /* s: for messages only */
 
 	memset(u, 0, sizeof(*u));
 	u->port = 6379;
-	if (strncmp(s, "redis://", 8))
+	if (strncmp(url, "redis://", 8))
 		return xrl_fail(err, errlen, "invalid --redis '%s': expected redis://[:password@]host[:port][/db]", s), -EINVAL;
-	p = s + 8;
+	p = url + 8;
 	slash = strchr(p, '/');
 	at = strchr(p, '@');
 	if (at && (!slash || at < slash)) {

@@ -22,7 +22,7 @@ struct xrl_redis_url {
 };
 
 /* redis://[:password@]host[:port][/db]; host may be [v6]. 0 or -EINVAL with err. */
-int xrl_redis_parse_url(const char *s, struct xrl_redis_url *u, char *err, size_t errlen);
+int xrl_redis_parse_url(const char *url, struct xrl_redis_url *u, char *err, size_t errlen);
 /* host:port/db for messages (never the password). */
 void xrl_redis_url_name(const struct xrl_redis_url *u, char *buf, size_t len);
 
