@@ -5,12 +5,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
 
@@ -19,6 +21,25 @@
 #include "xrl_rule.h"
 
 #define TEXT_TYPE "text/plain; charset=utf-8"
+
+/*
+ * A client has this long to send a request's headers, from the connection's
+ * opening or the end of its previous request (so an idle keep-alive
+ * connection goes after it too); a slow client (slowloris) is cut then.
+ */
+#define HEADER_DEADLINE_NS 3000000000ull
+/* Connections at once, and from one address: slow clients hold a thread each until cut. */
+#define CONN_LIMIT 64
+#define CONN_PER_IP 32
+
+/* A connection as the deadline watchdog sees it. */
+struct conn {
+	struct conn *prev, *next;
+	int fd;              /* our dup of the socket: shutdown() on it cuts the client, never another */
+	__u64 deadline_ns;   /* for the headers of the request it is on */
+	bool in_request;     /* headers received, the request is being answered */
+	bool cut;
+};
 
 struct xrl_metrics {
 	struct MHD_Daemon *mhd;
@@ -29,7 +50,100 @@ struct xrl_metrics {
 	void *arg;
 	pthread_mutex_t render_lock;
 	unsigned short port;
+	pthread_mutex_t conn_lock;   /* the list, and each conn's fields */
+	struct conn conns;           /* list head */
+	pthread_t watchdog;
+	bool watchdog_started, stopping;
+	unsigned long cut_total;
 };
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct xrl_metrics *srv = cls;
+	struct conn *k = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			return;   /* not watched: it still has MHD's idle timeout */
+		k->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		if (k->fd < 0) {
+			free(k);
+			return;
+		}
+		k->deadline_ns = xrl_mono_ns() + HEADER_DEADLINE_NS;
+		pthread_mutex_lock(&srv->conn_lock);
+		k->next = srv->conns.next;
+		k->prev = &srv->conns;
+		k->next->prev = k;
+		srv->conns.next = k;
+		pthread_mutex_unlock(&srv->conn_lock);
+		*socket_context = k;
+		return;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&srv->conn_lock);
+	k->prev->next = k->next;
+	k->next->prev = k->prev;
+	pthread_mutex_unlock(&srv->conn_lock);
+	close(k->fd);
+	free(k);
+	*socket_context = NULL;
+}
+
+/* The request's headers are in (in_request), or it was answered: the next one's deadline. */
+static void mark_request(struct xrl_metrics *srv, struct MHD_Connection *c, bool in_request)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *k = ci ? ci->socket_context : NULL;
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&srv->conn_lock);
+	k->in_request = in_request;
+	if (!in_request)
+		k->deadline_ns = xrl_mono_ns() + HEADER_DEADLINE_NS;
+	pthread_mutex_unlock(&srv->conn_lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)con_cls;
+	(void)toe;
+	mark_request(cls, c, false);
+}
+
+/* Cuts the connections past their header deadline, four times a second. */
+static void *watchdog(void *arg)
+{
+	struct xrl_metrics *srv = arg;
+	struct timespec tick = { 0, 250000000 };
+
+	for (;;) {
+		struct conn *k;
+		__u64 now;
+
+		nanosleep(&tick, NULL);
+		now = xrl_mono_ns();
+		pthread_mutex_lock(&srv->conn_lock);
+		if (srv->stopping) {
+			pthread_mutex_unlock(&srv->conn_lock);
+			return NULL;
+		}
+		for (k = srv->conns.next; k != &srv->conns; k = k->next)
+			if (!k->in_request && !k->cut && now > k->deadline_ns) {
+				shutdown(k->fd, SHUT_RDWR);   /* MHD sees the end and closes it */
+				k->cut = true;
+				srv->cut_total++;
+			}
+		pthread_mutex_unlock(&srv->conn_lock);
+	}
+}
 
 int xrl_metrics_parse_listen(const char *s, char *buf, size_t buflen, struct xrl_metrics_opts *o,
 			     char *err, size_t errlen)
@@ -161,6 +275,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload_data;
 	(void)upload_data_size;
 	(void)con_cls;
+	mark_request(srv, c, true);
 	/* answered on the first call, before any request body: nothing here takes one */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served\n");
@@ -255,24 +370,34 @@ struct xrl_metrics *xrl_metrics_start(const struct xrl_metrics_opts *o, const st
 	srv->extra = extra;
 	srv->arg = arg;
 	pthread_mutex_init(&srv->render_lock, NULL);
+	pthread_mutex_init(&srv->conn_lock, NULL);
+	srv->conns.next = srv->conns.prev = &srv->conns;
 
 	/*
 	 * A thread per connection, so that /healthz answers while a scrape
-	 * walks a full table or waits for the instance lock; few connections,
-	 * and idle ones closed, so that clients cannot pile threads up.
+	 * walks a full table or waits for the instance lock; a bounded number
+	 * of connections (and of them from one address), each cut when its
+	 * request's headers take over HEADER_DEADLINE_NS or it idles for 30 s,
+	 * so that slow clients cannot hold every thread and shut out /healthz.
 	 */
 	srv->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 				    MHD_USE_POLL | (v6 ? MHD_USE_IPv6 : 0),
 				    o->port, NULL, NULL, handle, srv,
 				    MHD_OPTION_SOCK_ADDR, sa,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)16,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONN_LIMIT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)CONN_PER_IP,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+				    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+				    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 				    MHD_OPTION_END);
 	if (!srv->mhd) {
 		start_error(o, bind_error(sa, salen), err, errlen);
 		pthread_mutex_destroy(&srv->render_lock);
+		pthread_mutex_destroy(&srv->conn_lock);
 		goto fail;
 	}
+	if (pthread_create(&srv->watchdog, NULL, watchdog, srv) == 0)
+		srv->watchdog_started = true;
 	info = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	srv->port = info ? info->port : o->port;
 	return srv;
@@ -293,8 +418,14 @@ void xrl_metrics_stop(struct xrl_metrics *srv)
 {
 	if (!srv)
 		return;
+	pthread_mutex_lock(&srv->conn_lock);
+	srv->stopping = true;
+	pthread_mutex_unlock(&srv->conn_lock);
+	if (srv->watchdog_started)
+		pthread_join(srv->watchdog, NULL);
 	MHD_stop_daemon(srv->mhd);   /* waits for the connection threads */
 	pthread_mutex_destroy(&srv->render_lock);
+	pthread_mutex_destroy(&srv->conn_lock);
 	free(srv->addr);
 	free(srv->instance);
 	free(srv->pin_dir);

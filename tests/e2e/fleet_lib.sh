@@ -5,23 +5,36 @@
 # `xrl daemon`; all daemons share one redis-server on a loopback port.
 #
 # Set before use: XRL (the binary), FLEET_PORT (Redis), FLEET_RULES (rules
-# file for the daemons), FLEET_INTERVAL (sync interval, ms).
+# file for the daemons), FLEET_INTERVAL (sync interval, ms); optionally
+# FLEET_REDIS_PASS (Redis then requires it; the daemons are given it by the
+# caller, e.g. through --redis-password-file).
 
 FLEET_REDIS_PID=
 declare -a FLEET_DAEMON=()
 
 # (Re)start redis-server on 127.0.0.1:$FLEET_PORT, no persistence; wait for it.
 fleet_redis_start() {
+	local auth=()
+	[ -n "${FLEET_REDIS_PASS:-}" ] && auth=(--requirepass "$FLEET_REDIS_PASS")
 	(cd "$XRLT_TMP" && exec redis-server --port "$FLEET_PORT" --bind 127.0.0.1 --save '' \
-		--appendonly no --dir "$XRLT_TMP") >>"$XRLT_TMP/redis.log" 2>&1 &
+		--appendonly no --dir "$XRLT_TMP" "${auth[@]}") >>"$XRLT_TMP/redis.log" 2>&1 &
 	FLEET_REDIS_PID=$!
 	xrlt_track "$FLEET_REDIS_PID"
 	local i
 	for i in $(seq 50); do
-		redis-cli -p "$FLEET_PORT" ping 2>/dev/null | grep -q PONG && return 0
+		fleet_redis_cli ping 2>/dev/null | grep -q PONG && return 0
 		sleep 0.1
 	done
 	xrlt_fail "redis-server did not answer on 127.0.0.1:$FLEET_PORT (see $XRLT_TMP/redis.log)"
+}
+
+# redis-cli on the fleet's Redis (with its password, kept out of ps through REDISCLI_AUTH)
+fleet_redis_cli() {
+	if [ -n "${FLEET_REDIS_PASS:-}" ]; then
+		REDISCLI_AUTH=$FLEET_REDIS_PASS redis-cli -p "$FLEET_PORT" "$@"
+	else
+		redis-cli -p "$FLEET_PORT" "$@"
+	fi
 }
 
 fleet_ns() { echo "${XRLT_NAME}h$1"; }
