@@ -23,6 +23,7 @@
 #include <hiredis/hiredis.h>
 
 #include "xrl_fleet.h"
+#include "xrl_log.h"
 #include "xrl_redis.h"
 
 static pid_t server;
@@ -516,11 +517,63 @@ static void test_names(void **state)
 	assert_string_equal(key, "xrl:{0123456789abcdef:198.18.0.0/24}");
 }
 
+/* The password never shows: not in URL errors, not in a log line. */
+static void test_password_masked(void **state)
+{
+	static const char *const bad[] = {
+		"redis://:hunter2@host:99999", "redis://hunter2@host", "redis://:hunter2@[::1",
+		"redis://:hunter2@host:6379/x", "redis://:hunter2@",
+	};
+	struct xrl_redis_url u;
+	char err[512], line[512], path[] = "/tmp/xrl-log-test.XXXXXX";
+	size_t i;
+	FILE *f;
+	int fd, saved;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(xrl_redis_parse_url(bad[i], &u, err, sizeof(err)), -EINVAL);
+		assert_null(strstr(err, "hunter2"));
+		assert_non_null(strstr(err, "***"));
+	}
+	assert_int_equal(xrl_redis_parse_url("redis://:hunter2@host", &u, err, sizeof(err)), 0);
+	xrl_redis_url_name(&u, line, sizeof(line));
+	assert_null(strstr(line, "hunter2"));
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	xrl_log_init("text", "t");
+	xrl_log_secret("hunter2");
+	xrl_log(XRL_LOG_ERR, "AUTH hunter2 refused (hunter2)");
+	xrl_log_init("json", "t");
+	xrl_log(XRL_LOG_ERR, "json hunter2");
+	xrl_log_secret(NULL);
+	xrl_log_init("text", "t");
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_null(strstr(line, "hunter2"));
+	assert_non_null(strstr(line, "AUTH *** refused (***)"));
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_null(strstr(line, "hunter2"));
+	assert_non_null(strstr(line, "\"msg\":\"json ***\""));
+	fclose(f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_url),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_password_masked),
 		cmocka_unit_test(test_gcra_record),
 		cmocka_unit_test(test_gcra_expiry_slots),
 		cmocka_unit_test(test_concurrent_budget),
