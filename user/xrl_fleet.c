@@ -782,7 +782,7 @@ int xrl_fleet_round(struct xrl_fleet *f)
 
 			f->share_lost = true;
 			xrl_redis_url_name(&f->redis.url, where, sizeof(where));
-			xrl_log(XRL_LOG_WARN, "redis %s unanswered for %.1f s: the other hosts no longer count this host's share; global rules drop everything they match until it answers",
+			xrl_log(XRL_LOG_WARN, "redis %s unanswered for %.1f s: the other hosts no longer count this host's share, so it holds none; from now on global rules drop everything they match (--on-redis-failure local)",
 				where, (now - f->last_ok_ns) / 1e9);
 		}
 		floor_err = put_floors(f, 0, np, t0, now);

@@ -12,25 +12,39 @@ static bool as_json;
 static char inst[64] = "default";
 
 static const char *const level_name[] = { "error", "warning", "info" };
-static char secret[256];   /* never printed: each occurrence becomes "***" */
+/* never printed: each occurrence, as is or as JSON escapes it, becomes "***" */
+static char secret[2][1600];
 
 void xrl_log_secret(const char *s)
 {
-	snprintf(secret, sizeof(secret), "%s", s ? s : "");
+	json_t *j = json_string(s ? s : "");
+	char *e = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	size_t n = e ? strlen(e) : 0;
+
+	snprintf(secret[0], sizeof(secret[0]), "%s", s ? s : "");
+	/* the JSON form without its quotes; the same as the raw one unless it escapes */
+	snprintf(secret[1], sizeof(secret[1]), "%.*s", n >= 2 ? (int)(n - 2) : 0, e ? e + 1 : "");
+	free(e);
+	json_decref(j);
 }
 
 /* Write one line with the secret masked. */
-static void put_line(const char *line)
+static void put_line(char *line)
 {
-	const char *p = line, *q;
-	size_t n = strlen(secret);
+	char *p, *q;
+	int k;
 
-	while (n && (q = strstr(p, secret))) {
-		fwrite(p, 1, (size_t)(q - p), stderr);
-		fputs("***", stderr);
-		p = q + n;
+	for (k = 0; k < 2; k++) {
+		size_t n = strlen(secret[k]);
+
+		size_t m = n < 3 ? n : 3;   /* "***", in place: never longer than the secret */
+
+		for (p = line; n && (q = strstr(p, secret[k])); p = q + m) {
+			memmove(q + m, q + n, strlen(q + n) + 1);
+			memset(q, '*', m);
+		}
 	}
-	fputs(p, stderr);
+	fputs(line, stderr);
 	fputc('\n', stderr);
 }
 

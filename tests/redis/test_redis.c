@@ -550,6 +550,8 @@ static void test_password_masked(void **state)
 	xrl_log(XRL_LOG_ERR, "AUTH hunter2 refused (hunter2)");
 	xrl_log_init("json", "t");
 	xrl_log(XRL_LOG_ERR, "json hunter2");
+	xrl_log_secret("a\"b\\c");   /* as JSON writes it: a\"b\\c */
+	xrl_log(XRL_LOG_ERR, "pw a\"b\\c");
 	xrl_log_secret(NULL);
 	xrl_log_init("text", "t");
 	fflush(stderr);
@@ -564,6 +566,8 @@ static void test_password_masked(void **state)
 	assert_non_null(fgets(line, sizeof(line), f));
 	assert_null(strstr(line, "hunter2"));
 	assert_non_null(strstr(line, "\"msg\":\"json ***\""));
+	assert_non_null(fgets(line, sizeof(line), f));
+	assert_non_null(strstr(line, "\"msg\":\"pw ***\""));
 	fclose(f);
 	unlink(path);
 }
