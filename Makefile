@@ -54,7 +54,7 @@ $(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 
 # xrl --version: git describe, or the VERSION file outside git; libxdp has no
 # version call, so its version at build time. The stamp changes with them.
-XRL_VERSION    := $(shell git describe --tags --always --dirty 2>/dev/null || cat VERSION)
+XRL_VERSION    := $(shell $(if $(wildcard .git),git describe --tags --always --dirty 2>/dev/null ||) cat VERSION 2>/dev/null || echo unknown)
 LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null || echo unknown)
 $(BUILD)/version.stamp: FORCE | $(BUILD)
 	@echo '$(XRL_VERSION) $(LIBXDP_VERSION)' | cmp -s - $@ || echo '$(XRL_VERSION) $(LIBXDP_VERSION)' >$@

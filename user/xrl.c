@@ -225,13 +225,15 @@ enum { GO_INSTANCE, GO_JSON, GO_PRETTY, GO_HELP, GO_VERSION, GO_N };
 
 static const struct xrl_opt global_opt_rows[GO_N] = {
 	[GO_INSTANCE] = { "instance", 0, "NAME", xrl_opt_str, GO(instance), .modes = 1,
-	  .help = "work on instance NAME (default: default)" },
-	[GO_JSON] = { "json", 'j', NULL, xrl_opt_flag, GO(json), .modes = 1, .help = "print the result as JSON" },
+			  .help = "work on instance NAME (default: default)" },
+	[GO_JSON] = { "json", 'j', NULL, xrl_opt_flag, GO(json), .modes = 1,
+		      .help = "print the result as JSON" },
 	[GO_PRETTY] = { "pretty", 'p', NULL, xrl_opt_flag, GO(pretty), .modes = 1,
-	  .help = "print JSON indented (implies --json)" },
-	[GO_HELP] = { "help", 'h', NULL, xrl_opt_flag, GO(help), .modes = 1, .help = "print the usage summary" },
+			.help = "print JSON indented (implies --json)" },
+	[GO_HELP] = { "help", 'h', NULL, xrl_opt_flag, GO(help), .modes = 1,
+		      .help = "print the usage summary" },
 	[GO_VERSION] = { "version", 'V', NULL, xrl_opt_flag, GO(version), .modes = 1,
-	  .help = "print the version of xrl and of the libraries it runs on" },
+			 .help = "print the version of xrl and of the libraries it runs on" },
 };
 
 static const struct xrl_opt_table global_opts = {
@@ -270,7 +272,7 @@ static void usage(FILE *f)
 	xrl_opts_usage(&global_opts, 0, u, sizeof(u));
 	fprintf(f, "usage: xrl %s COMMAND ...\n", u);
 	xrl_cmd_usage(f, &command_table, "  ", 92);
-	fputs("See xrl(8); 'xrl help options' lists every option.\n", f);
+	fputs("See xrl(8); 'xrl help options' lists the global options and the rule words.\n", f);
 }
 
 /* xrl help: the usage; xrl help options: the option tables, one option a line */

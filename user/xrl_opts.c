@@ -69,39 +69,25 @@ int xrl_opt_str(const struct xrl_opt *o, const char *arg, void *obj, char *err, 
 int xrl_opt_enum(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
 {
 	const char *p = o->what, *bar;
-	size_t n = strlen(arg);
-	unsigned long long i = 0;
-	char list[256];
+	size_t n = strlen(arg), k = 0, len;
+	unsigned long long i;
+	char list[320];
 
-	for (;; i++) {
+	for (i = 0;; i++, p = bar + 1) {
 		bar = strchr(p, '|');
-		if ((bar ? (size_t)(bar - p) : strlen(p)) == n && !strncmp(p, arg, n)) {
+		len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, arg, n)) {
 			xrl_opt_store(obj, o->off, o->size, i);
 			return 0;
 		}
+		/* the choices for the message: "a, b or c" */
+		if (k < sizeof(list))
+			k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%.*s",
+					      i == 0 ? "" : bar ? ", " : " or ", (int)len, p);
 		if (!bar)
 			break;
-		p = bar + 1;
 	}
-	/* "a|b|c" -> "a, b or c" */
-	snprintf(list, sizeof(list), "%s", o->what);
-	{
-		char out[320], *q = list, *b;
-		size_t k = 0;
-
-		out[0] = 0;
-		while ((b = strchr(q, '|'))) {
-			*b = 0;
-			k += (size_t)snprintf(out + k, sizeof(out) - k, "%s%s", q,
-					      strchr(b + 1, '|') ? ", " : " or ");
-			q = b + 1;
-			if (k >= sizeof(out))
-				break;
-		}
-		if (k < sizeof(out))
-			snprintf(out + k, sizeof(out) - k, "%s", q);
-		return xrl_fail(err, errlen, "invalid --%s '%s': expected %s", o->name, arg, out);
-	}
+	return xrl_fail(err, errlen, "invalid --%s '%s': expected %s", o->name, arg, list);
 }
 
 static bool in_mode(const struct xrl_opt *o, int mode)
