@@ -323,10 +323,19 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 	if (GIVEN(RO_ALLOW) && GIVEN(RO_DENY))
 		return xrl_fail(err, errlen, "--allow and --deny exclude each other");
 	if (d->action != XRL_ACT_LIMIT) {
-		if (GIVEN(RO_RATE) || GIVEN(RO_BURST) || GIVEN(RO_BYTES) || GIVEN(RO_BYTES_BURST) ||
-		    GIVEN(RO_PER) || GIVEN(RO_GLOBAL))
-			return xrl_fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst, --per or --global",
-				    d->action == XRL_ACT_ALLOW ? "allow" : "deny");
+		/* no bucket: of the other words, only the match fields */
+		int row;
+
+		for (row = 0; row < RO_N; row++)
+			if (GIVEN(row) && row != RO_ALLOW && row != RO_DENY &&
+			    !(rule_opts[row].modes & MATCH)) {
+				char m[128];
+
+				xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, m, sizeof(m));
+				return xrl_fail(err, errlen, "--%s takes no --%s: a rule with --allow or --deny has no bucket; it takes only %s",
+					    d->action == XRL_ACT_ALLOW ? "allow" : "deny",
+					    rule_opts[row].name, m);
+			}
 		d->per_len = d->family == 4 ? 32 : 128;   /* top names each denied source */
 		return 0;
 	}
