@@ -236,6 +236,8 @@ static const struct xrl_opt global_opt_rows[GO_N] = {
 			 .help = "print the version of xrl and of the libraries it runs on" },
 };
 
+_Static_assert(GO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
 static const struct xrl_opt_table global_opts = {
 	.name = "global", .opts = global_opt_rows,
 	.n = GO_N, .nmodes = 1,

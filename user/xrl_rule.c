@@ -282,6 +282,8 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet" },
 };
 
+_Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
 static const char *const rule_mode_names[] = {
 	[XRL_RULE_ADD] = "add", [XRL_RULE_MATCH] = "match",
 };

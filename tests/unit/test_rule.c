@@ -815,6 +815,10 @@ static void test_rules_file_nul(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(defs[1].burst, 9);
 	unlink(path);
+	/* a directory is not an empty rule file (it used to load as one, emptying the rule set) */
+	n = -1;
+	assert_int_equal(xrl_rules_read_file("/", defs, &n, err, sizeof(err)), -EISDIR);
+	check_err("rule file", "/", err, "cannot read /: Is a directory");
 	/* a repeated option in a file names its line */
 	write_file(path, sizeof(path), BYTES("10.3.0.0/16 --deny\n10.4.0.0/16 --rate 5 --rate 7\n"));
 	assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), -EINVAL);
