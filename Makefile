@@ -18,7 +18,7 @@ BPF_HDRS  := $(wildcard bpf/*.h)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c)
 USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
-LIB_SRCS  := user/xrl_rule.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
+LIB_SRCS  := user/xrl_rule.c user/xrl_opts.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 # the daemon: fleet sync through Redis (also linked by the Redis tests), limit events
 FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c user/xrl_events.c
@@ -33,7 +33,7 @@ PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
-.PHONY: all deps test unit-test prog-test e2e-test demo bench install clean check-bpf-headers
+.PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install clean check-bpf-headers
 all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
@@ -52,12 +52,22 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# xrl --version: git describe, or the VERSION file outside git; libxdp has no
+# version call, so its version at build time. The stamp changes with them.
+XRL_VERSION    := $(shell $(if $(wildcard .git),git describe --tags --always --dirty 2>/dev/null ||) cat VERSION 2>/dev/null || echo unknown)
+LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null || echo unknown)
+$(BUILD)/version.stamp: FORCE | $(BUILD)
+	@echo '$(XRL_VERSION) $(LIBXDP_VERSION)' | cmp -s - $@ || echo '$(XRL_VERSION) $(LIBXDP_VERSION)' >$@
+$(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"'
+$(BUILD)/xrl.o: $(BUILD)/version.stamp
+FORCE:
+
 $(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_FLEET)
 
 # tests
-$(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BPF_HDRS)
-	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o -o $@ -lcmocka
+$(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o -o $@ -lcmocka -ljansson
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h

@@ -2,7 +2,6 @@
 /* xrl: command line of the XDP rate limiter. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,29 +13,12 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <bpf/libbpf.h>
+#include <bpf/libbpf_version.h>
 #include <xdp/libxdp.h>
 
 #include "xrl_cli.h"
-
-static const char usage_text[] =
-	"usage: xrl [--instance NAME] [-j|--json] [-p|--pretty] COMMAND ...\n"
-	"  attach IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]\n"
-	"  detach IFACE\n"
-	"  status\n"
-	"  rule add PREFIX --rate RATE [--burst N] [--bytes RATE [--bytes-burst SIZE]]\n"
-	"                  [--per LEN] [--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]\n"
-	"                  [--global]\n"
-	"  rule add PREFIX --allow | --deny [--proto P] [--dport PORT] [--syn]\n"
-	"  rule del PREFIX [--proto P] [--dport PORT] [--syn]\n"
-	"  rule list\n"
-	"  rule load FILE\n"
-	"  rule save\n"
-	"  stats [--watch [--interval SEC]]\n"
-	"  top [-n N] [--watch [--interval SEC]]\n"
-	"  daemon [--redis URL] [--host-id ID] [--sync-interval MS]\n"
-	"         [--on-redis-failure local|open|closed] [--rules FILE] [--log-format text|json]\n"
-	"         [--metrics [ADDR:PORT]] [--metrics-top K] [--quiet-after SEC]\n"
-	"See xrl(8).\n";
+#include "xrl_opts.h"
+#include "xrl_rule.h"
 
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
 {
@@ -47,8 +29,10 @@ int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (ctx->json) {
-		json_t *o = json_pack("{s:s}", "error", msg);
+		/* a name with bytes that are not UTF-8 is shown with \xNN escapes */
+		json_t *o = json_object();
 
+		json_object_set_new(o, "error", xrl_json_text(msg));
 		xrl_json_print(ctx, o);
 	} else {
 		fprintf(stderr, "xrl: %s\n", msg);
@@ -58,6 +42,9 @@ int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
 
 void xrl_json_print(struct xrl_ctx *ctx, json_t *v)
 {
+	/* NULL: a value could not be built; still print one JSON value */
+	if (!v)
+		v = json_pack("{s:s}", "error", "internal error: the result could not be encoded as JSON");
 	json_dumpf(v, stdout, ctx->pretty ? JSON_INDENT(2) : JSON_COMPACT);
 	fputc('\n', stdout);
 	json_decref(v);
@@ -225,84 +212,157 @@ int xrl_valid_instance(const char *s)
 	return 1;
 }
 
+/* ---------------------------------------------------------------- global options */
+
+struct global_opts {
+	const char *instance;
+	bool json, pretty, help, version;
+};
+
+#define GO(member) XRL_OPT_FIELD(struct global_opts, member)
+
+enum { GO_INSTANCE, GO_JSON, GO_PRETTY, GO_HELP, GO_VERSION, GO_N };
+
+static const struct xrl_opt global_opt_rows[GO_N] = {
+	[GO_INSTANCE] = { "instance", 0, "NAME", xrl_opt_str, GO(instance), .modes = 1,
+			  .help = "work on instance NAME (default: default)" },
+	[GO_JSON] = { "json", 'j', NULL, xrl_opt_flag, GO(json), .modes = 1,
+		      .help = "print the result as JSON" },
+	[GO_PRETTY] = { "pretty", 'p', NULL, xrl_opt_flag, GO(pretty), .modes = 1,
+			.help = "print JSON indented (implies --json)" },
+	[GO_HELP] = { "help", 'h', NULL, xrl_opt_flag, GO(help), .modes = 1,
+		      .help = "print the usage summary" },
+	[GO_VERSION] = { "version", 'V', NULL, xrl_opt_flag, GO(version), .modes = 1,
+			 .help = "print the version of xrl and of the libraries it runs on" },
+};
+
+_Static_assert(GO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+static const struct xrl_opt_table global_opts = {
+	.name = "global", .opts = global_opt_rows,
+	.n = GO_N, .nmodes = 1,
+	.see = "see xrl --help",
+};
+
+/* ---------------------------------------------------------------- commands */
+
+static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv);
+
+static const struct xrl_cmd commands[] = {
+	{ .name = "attach", .fn = xrl_cmd_attach,
+	  .args = "IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]" },
+	{ .name = "detach", .fn = xrl_cmd_detach, .args = "IFACE" },
+	{ .name = "status", .fn = xrl_cmd_status, .args = "" },
+	{ .name = "rule", .fn = xrl_cmd_rule, .args = NULL, .sub = &xrl_rule_cmds },
+	{ .name = "stats", .fn = xrl_cmd_stats, .args = "[--watch [--interval SEC]]" },
+	{ .name = "top", .fn = xrl_cmd_top, .args = "[-n N] [--watch [--interval SEC]]" },
+	{ .name = "daemon", .fn = xrl_cmd_daemon,
+	  .args = "[--redis URL] [--host-id ID] [--sync-interval MS] [--on-redis-failure local|open|closed]"
+	  " [--rules FILE] [--log-format text|json] [--metrics [ADDR:PORT]] [--metrics-top K]"
+	  " [--quiet-after SEC]" },
+	{ .name = "help", .fn = cmd_help, .args = "[options]" },
+};
+
+static const struct xrl_cmd_table command_table = {
+	.path = "xrl", .cmds = commands, .n = sizeof(commands) / sizeof(commands[0]),
+};
+
+static void usage(FILE *f)
+{
+	char u[512];
+
+	xrl_opts_usage(&global_opts, 0, u, sizeof(u));
+	fprintf(f, "usage: xrl %s COMMAND ...\n", u);
+	xrl_cmd_usage(f, &command_table, "  ", 92);
+	fputs("See xrl(8); 'xrl help options' lists the global options and the rule words.\n", f);
+}
+
+/* xrl help: the usage; xrl help options: the option tables, one option a line */
+static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	(void)ctx;
+	if (argc == 2 && !strcmp(argv[1], "options")) {
+		xrl_opts_dump(stdout, &global_opts);
+		xrl_opts_dump(stdout, &xrl_rule_opts);
+		return 0;
+	}
+	usage(stdout);
+	return 0;
+}
+
+#ifndef XRL_VERSION
+#define XRL_VERSION "unknown"
+#endif
+#ifndef XRL_LIBXDP_VERSION
+#define XRL_LIBXDP_VERSION "unknown"
+#endif
+
+static void print_version(struct xrl_ctx *ctx)
+{
+	char bpf[32], bpf_built[32];
+
+	snprintf(bpf, sizeof(bpf), "%u.%u", libbpf_major_version(), libbpf_minor_version());
+	snprintf(bpf_built, sizeof(bpf_built), "%d.%d", LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
+	if (ctx->json) {
+		/* libxdp has no version call: the version it was built with */
+		xrl_json_print(ctx, json_pack("{s:o,s:s,s:s,s:s}", "version", xrl_json_text(XRL_VERSION),
+					      "libbpf", bpf, "libbpf_built", bpf_built,
+					      "libxdp_built", XRL_LIBXDP_VERSION));
+		return;
+	}
+	printf("xrl %s\n", XRL_VERSION);
+	printf("libbpf %s (built with %s), libxdp %s (at build time)\n", bpf, bpf_built,
+	       XRL_LIBXDP_VERSION);
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "instance", required_argument, 0, 'i' },
-		{ "json", no_argument, 0, 'j' },
-		{ "pretty", no_argument, 0, 'p' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
+	struct global_opts g = { .instance = "default" };
 	struct xrl_ctx ctx = { .instance = "default", .lock_fd = -1 };
-	bool instance_given = false;
-	const char *cmd;
-	int c;
+	const struct xrl_cmd *c;
+	xrl_opt_seen seen = 0;
+	char err[XRL_ERRLEN], list[256];
+	int i = 1, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			ctx.instance = optarg;
-			instance_given = true;
-			break;
-		case 'j':
-			ctx.json = true;
-			break;
-		case 'p':
-			ctx.json = true;
-			ctx.pretty = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			if (optopt == 'i' && !strncmp(argv[optind - 1], "--", 2))
-				return xrl_error(&ctx, XRL_EXIT_USAGE, "--instance needs a NAME");
-			return xrl_error(&ctx, XRL_EXIT_USAGE, "unknown option '%s' (see xrl --help)",
-					 argv[optind - 1]);
-		}
+	rc = xrl_opts_parse(&global_opts, 0, argc, argv, &i, &g, &seen, err, sizeof(err));
+	ctx.json = g.json || g.pretty;
+	ctx.pretty = g.pretty;
+	if (rc)
+		return xrl_error(&ctx, XRL_EXIT_USAGE, "%s", err);
+	if (g.help) {
+		usage(stdout);
+		return 0;
 	}
-	if (!xrl_valid_instance(ctx.instance))
+	if (g.version) {
+		print_version(&ctx);
+		return 0;
+	}
+	/* checked after the options, so that a later --json applies to the message */
+	if (!xrl_valid_instance(g.instance))
 		return xrl_error(&ctx, XRL_EXIT_USAGE,
 				 "invalid instance name '%s': use 1 to 64 letters, digits, '-' or '_'",
-				 ctx.instance);
+				 g.instance);
+	ctx.instance = g.instance;
 	snprintf(ctx.pin_dir, sizeof(ctx.pin_dir), "%s/%s", XRL_PIN_ROOT, ctx.instance);
-	if (optind >= argc) {
+	if (i >= argc) {
 		if (ctx.json)
 			return xrl_error(&ctx, XRL_EXIT_USAGE, "missing COMMAND (see xrl --help)");
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return XRL_EXIT_USAGE;
+	}
+	c = xrl_cmd_find(&command_table, argv[i]);
+	if (!c) {
+		xrl_cmd_names(&command_table, ", ", " or ", list, sizeof(list));
+		return xrl_error(&ctx, XRL_EXIT_USAGE, "unknown command '%s': expected %s", argv[i],
+				 list);
 	}
 	libbpf_set_print(silent_print);
 	libxdp_set_print((libxdp_print_fn_t)silent_print);
-	if (xrl_bpffs_ensure() && strcmp(argv[optind], "help"))
+	if (c->fn != cmd_help && xrl_bpffs_ensure())
 		return xrl_error(&ctx, XRL_EXIT_FAIL,
 				 "bpffs is not mounted at /sys/fs/bpf and mounting it failed (run as root)");
 
-	ctx.all_instances = !instance_given;
-	cmd = argv[optind];
-	argc -= optind;
-	argv += optind;
-	if (!strcmp(cmd, "attach"))
-		return xrl_cmd_attach(&ctx, argc, argv);
-	if (!strcmp(cmd, "detach"))
-		return xrl_cmd_detach(&ctx, argc, argv);
-	if (!strcmp(cmd, "status"))
-		return xrl_cmd_status(&ctx, argc, argv);
-	if (!strcmp(cmd, "rule"))
-		return xrl_cmd_rule(&ctx, argc, argv);
-	if (!strcmp(cmd, "stats"))
-		return xrl_cmd_stats(&ctx, argc, argv);
-	if (!strcmp(cmd, "top"))
-		return xrl_cmd_top(&ctx, argc, argv);
-	if (!strcmp(cmd, "daemon"))
-		return xrl_cmd_daemon(&ctx, argc, argv);
-	if (!strcmp(cmd, "help")) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	return xrl_error(&ctx, XRL_EXIT_USAGE,
-			 "unknown command '%s': expected attach, detach, status, rule, stats, top or daemon", cmd);
+	ctx.all_instances = !XRL_SEEN(seen, GO_INSTANCE);
+	return c->fn(&ctx, argc - i, argv + i);
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include "xrl_maps.h"
+#include "xrl_opts.h"
 
 #define XRL_PIN_ROOT "/sys/fs/bpf/xrl"
 #define XRL_EXIT_FAIL  1   /* failure at run time */
@@ -68,6 +69,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv);
+/* rule add | del | list | load | save (xrl_cmd_rule.c): the top-level usage shows them */
+extern const struct xrl_cmd_table xrl_rule_cmds;
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);

@@ -69,6 +69,18 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 	return o;
 }
 
+static const struct xrl_cmd *rule_cmd(const char *name);
+
+/* "usage: xrl rule NAME ...", from the table */
+static int rule_usage(struct xrl_ctx *ctx, const char *name, const char *extra)
+{
+	char u[512];
+
+	xrl_cmd_usage_line(&xrl_rule_cmds, rule_cmd(name), u, sizeof(u));
+	return xrl_error(ctx, XRL_EXIT_USAGE, "usage: %s%s", u, extra ? extra : "");
+}
+
+/* argv: add PREFIX WORDS... */
 static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_rule_def def;
@@ -77,10 +89,9 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	bool replaced;
 	int n, i, rc;
 
-	if (argc < 1)
-		return xrl_error(ctx, XRL_EXIT_USAGE,
-				 "usage: xrl rule add PREFIX --rate RATE [--burst N] ... | --allow | --deny");
-	if (xrl_rule_parse_args(argc, argv, XRL_RULE_ADD, &def, err, sizeof(err)))
+	if (argc < 2)
+		return rule_usage(ctx, argv[0], NULL);
+	if (xrl_rule_parse_args(argc - 1, argv + 1, XRL_RULE_ADD, &def, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
 	if ((rc = begin(ctx, &m, &n, true)))
 		return rc;
@@ -108,6 +119,7 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* argv: del PREFIX [MATCH] */
 static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_rule_def def;
@@ -115,9 +127,9 @@ static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
 	char err[XRL_ERRLEN], text[256];
 	int n, i, rc;
 
-	if (argc < 1)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule del PREFIX [--proto P] [--dport PORT] [--syn]");
-	if (xrl_rule_parse_args(argc, argv, XRL_RULE_MATCH, &def, err, sizeof(err)))
+	if (argc < 2)
+		return rule_usage(ctx, argv[0], NULL);
+	if (xrl_rule_parse_args(argc - 1, argv + 1, XRL_RULE_MATCH, &def, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
 	if ((rc = begin(ctx, &m, &n, true)))
 		return rc;
@@ -141,11 +153,24 @@ static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
-static int rule_list(struct xrl_ctx *ctx)
+/* list and save take no arguments */
+static int no_args(struct xrl_ctx *ctx, int argc, char **argv)
+{
+	char got[300];
+
+	if (argc == 1)
+		return 0;
+	snprintf(got, sizeof(got), " (takes no arguments; got '%s')", argv[1]);
+	return rule_usage(ctx, argv[0], got);
+}
+
+static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_maps m;
 	int n, i, rc;
 
+	if ((rc = no_args(ctx, argc, argv)))
+		return rc;
 	if ((rc = begin(ctx, &m, &n, false)))
 		return rc;
 	if (ctx->json) {
@@ -193,12 +218,14 @@ static int rule_list(struct xrl_ctx *ctx)
 	return 0;
 }
 
-static int rule_save(struct xrl_ctx *ctx)
+static int rule_save(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_maps m;
 	char text[256];
 	int n, i, rc;
 
+	if ((rc = no_args(ctx, argc, argv)))
+		return rc;
 	if ((rc = begin(ctx, &m, &n, false)))
 		return rc;
 	if (ctx->json) {
@@ -221,13 +248,17 @@ static int rule_save(struct xrl_ctx *ctx)
 	return 0;
 }
 
-static int rule_load(struct xrl_ctx *ctx, const char *file)
+/* argv: load FILE */
+static int rule_load(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	const char *file = argc == 2 ? argv[1] : NULL;
 	char err[XRL_ERRLEN];
 	struct xrl_maps m;
 	int n, rc, ncur;
 
+	if (!file)
+		return rule_usage(ctx, argv[0], NULL);
 	rc = xrl_rules_read_file(file, defs, &n, err, sizeof(err));
 	if (rc == -EINVAL)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s; nothing was changed", err);
@@ -239,32 +270,41 @@ static int rule_load(struct xrl_ctx *ctx, const char *file)
 	xrl_instance_end(ctx, &m);
 	if (!rc) {
 		if (ctx->json)
-			xrl_json_print(ctx, json_pack("{s:s,s:i}", "loaded", file, "rules", n));
+			xrl_json_print(ctx, json_pack("{s:o,s:i}", "loaded", xrl_json_text(file), "rules", n));
 		else
 			printf("xrl: %d rules loaded from %s (the previous rule set was replaced)\n", n, file);
 	}
 	return rc;
 }
 
+static const struct xrl_cmd rule_cmds[] = {
+	{ .name = "add", .fn = rule_add, .args = "PREFIX",
+	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_ADD },
+	{ .name = "del", .fn = rule_del, .args = "PREFIX",
+	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH },
+	{ .name = "list", .fn = rule_list, .args = "" },
+	{ .name = "load", .fn = rule_load, .args = "FILE" },
+	{ .name = "save", .fn = rule_save, .args = "" },
+};
+
+const struct xrl_cmd_table xrl_rule_cmds = {
+	.path = "xrl rule", .cmds = rule_cmds, .n = sizeof(rule_cmds) / sizeof(rule_cmds[0]),
+};
+
+static const struct xrl_cmd *rule_cmd(const char *name)
+{
+	return xrl_cmd_find(&xrl_rule_cmds, name);
+}
+
+/* argv: rule SUBCOMMAND ... */
 int xrl_cmd_rule(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : "";
+	const struct xrl_cmd *c = rule_cmd(sub);
+	char names[128];
 
-	if (!strcmp(sub, "add"))
-		return rule_add(ctx, argc - 2, argv + 2);
-	if (!strcmp(sub, "del"))
-		return rule_del(ctx, argc - 2, argv + 2);
-	if (!strcmp(sub, "list") && argc == 2)
-		return rule_list(ctx);
-	if (!strcmp(sub, "save") && argc == 2)
-		return rule_save(ctx);
-	if (!strcmp(sub, "load") && argc == 3)
-		return rule_load(ctx, argv[2]);
-	if (!strcmp(sub, "load"))
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule load FILE");
-	if (!strcmp(sub, "list") || !strcmp(sub, "save"))
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule %s (takes no arguments; got '%s')",
-				 sub, argv[2]);
-	return xrl_error(ctx, XRL_EXIT_USAGE,
-			 "usage: xrl rule add|del|list|load|save ... (got '%s')", sub);
+	if (c)
+		return c->fn(ctx, argc - 1, argv + 1);
+	xrl_cmd_names(&xrl_rule_cmds, "|", "|", names, sizeof(names));
+	return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl rule %s ... (got '%s')", names, sub);
 }

@@ -238,8 +238,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 
 	if (ctx->json) {
-		xrl_json_print(ctx, json_pack("{s:s,s:s,s:s,s:b,s:i,s:i}", "instance", ctx->instance,
-					      "interface", iface, "mode", xrl_mode_name(amode),
+		xrl_json_print(ctx, json_pack("{s:s,s:o,s:s,s:b,s:i,s:i}", "instance", ctx->instance,
+					      "interface", xrl_json_text(iface), "mode", xrl_mode_name(amode),
 					      "multiprog", multiprog, "program_id", (int)rec.prog_id,
 					      "max_sources", (int)max_sources));
 	} else {
@@ -318,8 +318,8 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_instance_unpin(ctx);
 	}
 	if (ctx->json)
-		xrl_json_print(ctx, json_pack("{s:s,s:s,s:b}", "instance", ctx->instance,
-					      "detached", argv[1], "pins_removed", access(ctx->pin_dir, F_OK) != 0));
+		xrl_json_print(ctx, json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
+					      "detached", xrl_json_text(argv[1]), "pins_removed", access(ctx->pin_dir, F_OK) != 0));
 	else
 		printf("xrl: instance '%s' detached from %s%s\n", ctx->instance, argv[1],
 		       access(ctx->pin_dir, F_OK) ? "; no interface left, pins removed" : "");
@@ -363,7 +363,8 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			continue;
 		live = if_nametoindex(rec.name) == key &&
 		       prog_attached((int)key, rec.prog_id, &multiprog, &mode);
-		json_array_append_new(ifs, json_pack("{s:s,s:i,s:s,s:b,s:i,s:b}", "interface", rec.name,
+		json_array_append_new(ifs, json_pack("{s:o,s:i,s:s,s:b,s:i,s:b}", "interface",
+						     xrl_json_text(rec.name),
 						     "ifindex", (int)key, "mode", xrl_mode_name(rec.mode),
 						     "multiprog", rec.multiprog, "program_id", (int)rec.prog_id,
 						     "attached", live));

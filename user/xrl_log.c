@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "xrl_log.h"
+#include "xrl_opts.h"
 
 static bool as_json;
 static char inst[64] = "default";
@@ -84,8 +85,8 @@ void xrl_log_event(enum xrl_log_level level, const char *msg, json_t *fields)
 	}
 	stamp(ts, sizeof(ts));
 	if (as_json) {
-		json_t *o = json_pack("{s:s,s:s,s:s,s:s}", "time", ts, "level", level_name[level],
-				      "instance", inst, "msg", msg);
+		json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "time", ts, "level", level_name[level],
+				      "instance", inst, "msg", xrl_json_text(msg));
 		char *s;
 
 		if (fields)

@@ -2,7 +2,6 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -208,47 +207,179 @@ const char *xrl_proto_name(__u8 proto)
 	}
 }
 
+int xrl_opt_rate(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	__u64 count;
+	__u32 period;
+
+	if (xrl_parse_rate(arg, &count, &period, err, errlen))
+		return -1;
+	xrl_opt_store(obj, o->off, o->size, count);
+	xrl_opt_store(obj, o->off2, o->size2, period);
+	return 0;
+}
+
+int xrl_opt_size(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	__u64 v;
+
+	if (xrl_parse_size(o->what, arg, o->max, &v, err, errlen))
+		return -1;
+	xrl_opt_store(obj, o->off, o->size, v);
+	return 0;
+}
+
+/* the protocol at off; o->val (XRL_F_PROTO) ORed into the flags at off2 */
+static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	__u8 proto, flags;
+
+	if (xrl_parse_proto(arg, &proto, err, errlen))
+		return -1;
+	memcpy(&flags, (char *)obj + o->off2, 1);
+	xrl_opt_store(obj, o->off, o->size, proto);
+	xrl_opt_store(obj, o->off2, o->size2, flags | o->val);
+	return 0;
+}
+
+#define ADD   (1u << XRL_RULE_ADD)
+#define MATCH (1u << XRL_RULE_MATCH)
+#define DEF(member) XRL_OPT_FIELD(struct xrl_rule_def, member)
+#define DEF2(member) XRL_OPT_FIELD2(struct xrl_rule_def, member)
+
+/* rows of xrl_rule_opts, for rule_check */
 enum {
-	OPT_RATE = 256, OPT_BURST, OPT_BYTES, OPT_BYTES_BURST, OPT_PER, OPT_PROTO,
-	OPT_DPORT, OPT_SYN, OPT_ALLOW, OPT_DENY, OPT_GLOBAL,
+	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
+	RO_GLOBAL, RO_ALLOW, RO_DENY, RO_N,
 };
 
-/* Is word an option whose value is the next word? */
-static bool takes_value(const char *word)
-{
-	static const char *const with_value[] = {
-		"--rate", "--burst", "--bytes", "--bytes-burst", "--per", "--proto", "--dport",
-	};
-	size_t i;
+static const struct xrl_opt rule_opts[RO_N] = {
+	[RO_RATE] = { "rate", 0, "RATE", xrl_opt_rate, DEF(rate), DEF2(rate_period), ADD,
+		      XRL_OPT_CHOICE, .help = "limit to RATE packets per source: N[/s|/m|/h]" },
+	[RO_BURST] = { "burst", 0, "N", xrl_opt_uint, DEF(burst), .modes = ADD, .min = 1,
+		       .max = 0xffffffffULL, .what = "burst",
+		       .help = "packets a source may send at once (default: the rate per second)" },
+	[RO_BYTES] = { "bytes", 0, "RATE", xrl_opt_size, DEF(byte_rate), .modes = ADD,
+		       .max = XRL_MAX_BYTE_RATE, .what = "byte rate",
+		       .help = "also limit to RATE bytes per second" },
+	[RO_BYTES_BURST] = { "bytes-burst", 0, "SIZE", xrl_opt_size, DEF(byte_burst), .modes = ADD,
+			     .max = XRL_MAX_BYTE_BURST, .what = "byte burst",
+			     .help = "bytes a source may send at once (default: the byte rate)" },
+	[RO_PER] = { "per", 0, "LEN", xrl_opt_uint, DEF(per_len), .modes = ADD, .max = 128,
+		     .what = "--per length",
+		     .help = "one bucket per /LEN block of sources (default /32, /64)" },
+	[RO_PROTO] = { "proto", 0, "tcp|udp|icmp|icmpv6", opt_proto, DEF(proto), DEF2(flags),
+		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol" },
+	[RO_DPORT] = { "dport", 0, "PORT", xrl_opt_uint, DEF(dport), .modes = ADD | MATCH,
+		       .max = 65535, .what = "port", .help = "match the destination port" },
+	[RO_SYN] = { "syn", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD | MATCH,
+		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK" },
+	[RO_GLOBAL] = { "global", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD,
+			.val = XRL_F_GLOBAL, .help = "share the budget across the fleet (xrl daemon)" },
+	[RO_ALLOW] = { "allow", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet" },
+	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet" },
+};
 
-	for (i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
-		if (!strcmp(word, with_value[i]))
-			return true;
-	return false;
+_Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+static const char *const rule_mode_names[] = {
+	[XRL_RULE_ADD] = "add", [XRL_RULE_MATCH] = "match",
+};
+static const char *const rule_mode_refusal[] = {
+	[XRL_RULE_ADD] = NULL,
+	[XRL_RULE_MATCH] = "does not name a rule: a rule is named by PREFIX",
+};
+
+const struct xrl_opt_table xrl_rule_opts = {
+	.name = "rule", .opts = rule_opts, .n = RO_N, .nmodes = 2,
+	.mode_names = rule_mode_names, .mode_refusal = rule_mode_refusal,
+};
+
+#define GIVEN(row) XRL_SEEN(seen, row)
+
+/* Which combinations of the given options make a rule, and its defaults. */
+static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_seen seen,
+		      char *err, size_t errlen)
+{
+	/* match fields; --syn implies TCP */
+	if (d->flags & XRL_F_SYN) {
+		if ((d->flags & XRL_F_PROTO) && d->proto != IPPROTO_TCP)
+			return xrl_fail(err, errlen, "--syn matches TCP only: use it with --proto tcp or alone");
+		d->flags |= XRL_F_PROTO;
+		d->proto = IPPROTO_TCP;
+	}
+	if (GIVEN(RO_DPORT)) {
+		if (!(d->flags & XRL_F_PROTO) || (d->proto != IPPROTO_TCP && d->proto != IPPROTO_UDP))
+			return xrl_fail(err, errlen, "--dport needs --proto tcp or --proto udp");
+		d->flags |= XRL_F_DPORT;
+	}
+	if ((d->flags & XRL_F_PROTO) && d->proto == IPPROTO_ICMP && d->family == 6)
+		return xrl_fail(err, errlen, "--proto icmp is IPv4: use --proto icmpv6 for an IPv6 prefix");
+	if ((d->flags & XRL_F_PROTO) && d->proto == IPPROTO_ICMPV6 && d->family == 4)
+		return xrl_fail(err, errlen, "--proto icmpv6 is IPv6: use --proto icmp for an IPv4 prefix");
+	if (mode == XRL_RULE_MATCH)
+		return 0;   /* the table refused every other option */
+
+	if (GIVEN(RO_ALLOW) && GIVEN(RO_DENY))
+		return xrl_fail(err, errlen, "--allow and --deny exclude each other");
+	if (d->action != XRL_ACT_LIMIT) {
+		/* no bucket: of the other words, only the match fields */
+		int row;
+
+		for (row = 0; row < RO_N; row++)
+			if (GIVEN(row) && row != RO_ALLOW && row != RO_DENY &&
+			    !(rule_opts[row].modes & MATCH)) {
+				char m[128];
+
+				xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, m, sizeof(m));
+				return xrl_fail(err, errlen, "--%s takes no --%s: a rule with --allow or --deny has no bucket; it takes only %s",
+					    d->action == XRL_ACT_ALLOW ? "allow" : "deny",
+					    rule_opts[row].name, m);
+			}
+		d->per_len = d->family == 4 ? 32 : 128;   /* top names each denied source */
+		return 0;
+	}
+	if (!GIVEN(RO_RATE))
+		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
+	if (!GIVEN(RO_BURST)) {
+		__u64 per_sec = d->rate / d->rate_period;
+
+		d->burst = per_sec ? (__u32)per_sec : 1;
+	}
+	if (GIVEN(RO_BYTES_BURST) && !GIVEN(RO_BYTES))
+		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
+	if (GIVEN(RO_BYTES) && GIVEN(RO_GLOBAL))
+		return xrl_fail(err, errlen, "--global shares a packet budget; a byte budget cannot be shared: drop --bytes or --global");
+	if (GIVEN(RO_BYTES)) {
+		d->flags |= XRL_F_BYTES;
+		if (!GIVEN(RO_BYTES_BURST))
+			d->byte_burst = d->byte_rate;
+	}
+	if (GIVEN(RO_PER)) {
+		if (d->per_len > (d->family == 4 ? 32 : 128))
+			return xrl_fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
+				    d->per_len, d->family, d->family == 4 ? 32 : 128);
+	} else {
+		d->per_len = d->family == 4 ? 32 : 64;
+	}
+	{
+		/* prove it compiles now, so a bad combination is refused at parse time */
+		struct xrl_rule tmp;
+
+		if (xrl_rule_compile(d, 0, &tmp, err, errlen))
+			return -1;
+	}
+	return 0;
 }
 
 int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 			struct xrl_rule_def *def, char *err, size_t errlen)
 {
-	static const struct option opts[] = {
-		{ "rate", required_argument, 0, OPT_RATE },
-		{ "burst", required_argument, 0, OPT_BURST },
-		{ "bytes", required_argument, 0, OPT_BYTES },
-		{ "bytes-burst", required_argument, 0, OPT_BYTES_BURST },
-		{ "per", required_argument, 0, OPT_PER },
-		{ "proto", required_argument, 0, OPT_PROTO },
-		{ "dport", required_argument, 0, OPT_DPORT },
-		{ "syn", no_argument, 0, OPT_SYN },
-		{ "allow", no_argument, 0, OPT_ALLOW },
-		{ "deny", no_argument, 0, OPT_DENY },
-		{ "global", no_argument, 0, OPT_GLOBAL },
-		{ 0, 0, 0, 0 },
-	};
-	bool have_rate = false, have_burst = false, have_bytes = false, have_bb = false;
-	bool have_per = false, have_dport = false;
 	struct xrl_rule_def d;
-	__u64 v;
-	int c;
+	xrl_opt_seen seen = 0;
+	int i = 1;
 
 	memset(&d, 0, sizeof(d));
 	d.action = XRL_ACT_LIMIT;
@@ -256,152 +387,14 @@ int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 		return xrl_fail(err, errlen, "missing prefix: a rule starts with an address/LEN, e.g. 203.0.113.0/24");
 	if (xrl_parse_prefix(argv[0], &d.family, d.addr, &d.plen, err, errlen))
 		return -1;
-	/* getopt would read "-rate" as short options; name the word instead */
-	for (c = 1; c < argc; c++)
-		if (argv[c][0] == '-' && argv[c][1] != '-' && !takes_value(argv[c - 1]))
-			return xrl_fail(err, errlen, "unknown option '%s': options start with --, e.g. --rate 100/s",
-				    argv[c]);
-	optind = 0;  /* glibc: restart getopt on this argv */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_RATE:
-			if (xrl_parse_rate(optarg, &d.rate, &d.rate_period, err, errlen))
-				return -1;
-			have_rate = true;
-			break;
-		case OPT_BURST:
-			if (xrl_parse_uint("burst", optarg, 1, 0xffffffffULL, &v, err, errlen))
-				return -1;
-			d.burst = (__u32)v;
-			have_burst = true;
-			break;
-		case OPT_BYTES:
-			if (xrl_parse_size("byte rate", optarg, XRL_MAX_BYTE_RATE, &d.byte_rate, err, errlen))
-				return -1;
-			have_bytes = true;
-			break;
-		case OPT_BYTES_BURST:
-			if (xrl_parse_size("byte burst", optarg, XRL_MAX_BYTE_BURST, &d.byte_burst, err, errlen))
-				return -1;
-			have_bb = true;
-			break;
-		case OPT_PER:
-			if (xrl_parse_uint("--per length", optarg, 0, 128, &v, err, errlen))
-				return -1;
-			d.per_len = (__u8)v;
-			have_per = true;
-			break;
-		case OPT_PROTO:
-			if (xrl_parse_proto(optarg, &d.proto, err, errlen))
-				return -1;
-			d.flags |= XRL_F_PROTO;
-			break;
-		case OPT_DPORT:
-			if (xrl_parse_uint("port", optarg, 0, 65535, &v, err, errlen))
-				return -1;
-			d.dport = (__u16)v;
-			have_dport = true;
-			break;
-		case OPT_SYN:
-			d.flags |= XRL_F_SYN;
-			break;
-		case OPT_GLOBAL:
-			d.flags |= XRL_F_GLOBAL;
-			break;
-		case OPT_ALLOW:
-		case OPT_DENY:
-			if (d.action == (c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY))
-				return xrl_fail(err, errlen, "%s given twice", c == OPT_ALLOW ? "--allow" : "--deny");
-			if (d.action != XRL_ACT_LIMIT)
-				return xrl_fail(err, errlen, "--allow and --deny exclude each other");
-			d.action = c == OPT_ALLOW ? XRL_ACT_ALLOW : XRL_ACT_DENY;
-			break;
-		default:
-			if (optopt == OPT_SYN || optopt == OPT_ALLOW || optopt == OPT_DENY ||
-			    optopt == OPT_GLOBAL)
-				return xrl_fail(err, errlen, "option '%s' takes no value", argv[optind - 1]);
-			if (optopt >= OPT_RATE)
-				return xrl_fail(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			return xrl_fail(err, errlen, "unknown option '%s': expected --rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny",
-				    argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
+	if (xrl_opts_parse(&xrl_rule_opts, mode, argc, argv, &i, &d, &seen, err, errlen))
+		return -1;
+	if (i < argc)
 		return xrl_fail(err, errlen, "unexpected word '%s': options start with --, e.g. --rate 100/s",
-			    argv[optind]);
-
-	/* match fields; --syn implies TCP */
-	if (d.flags & XRL_F_SYN) {
-		if ((d.flags & XRL_F_PROTO) && d.proto != IPPROTO_TCP)
-			return xrl_fail(err, errlen, "--syn matches TCP only: use it with --proto tcp or alone");
-		d.flags |= XRL_F_PROTO;
-		d.proto = IPPROTO_TCP;
-	}
-	if (have_dport) {
-		if (!(d.flags & XRL_F_PROTO) || (d.proto != IPPROTO_TCP && d.proto != IPPROTO_UDP))
-			return xrl_fail(err, errlen, "--dport needs --proto tcp or --proto udp");
-		d.flags |= XRL_F_DPORT;
-	}
-	if ((d.flags & XRL_F_PROTO) && d.proto == IPPROTO_ICMP && d.family == 6)
-		return xrl_fail(err, errlen, "--proto icmp is IPv4: use --proto icmpv6 for an IPv6 prefix");
-	if ((d.flags & XRL_F_PROTO) && d.proto == IPPROTO_ICMPV6 && d.family == 4)
-		return xrl_fail(err, errlen, "--proto icmpv6 is IPv6: use --proto icmp for an IPv4 prefix");
-
-	if (mode == XRL_RULE_MATCH) {
-		const char *extra = have_rate ? "--rate" : have_burst ? "--burst" :
-				    have_bytes ? "--bytes" : have_bb ? "--bytes-burst" :
-				    have_per ? "--per" : (d.flags & XRL_F_GLOBAL) ? "--global" :
-				    d.action == XRL_ACT_ALLOW ? "--allow" :
-				    d.action == XRL_ACT_DENY ? "--deny" : NULL;
-
-		if (extra)
-			return xrl_fail(err, errlen, "%s does not name a rule: a rule is named by PREFIX [--proto P] [--dport PORT] [--syn]",
-				    extra);
-		*def = d;
-		return 0;
-	}
-
-	if (d.action != XRL_ACT_LIMIT) {
-		if (have_rate || have_burst || have_bytes || have_bb || have_per ||
-		    (d.flags & XRL_F_GLOBAL))
-			return xrl_fail(err, errlen, "--%s takes no --rate, --burst, --bytes, --bytes-burst, --per or --global",
-				    d.action == XRL_ACT_ALLOW ? "allow" : "deny");
-		d.per_len = d.family == 4 ? 32 : 128;   /* top names each denied source */
-		*def = d;
-		return 0;
-	}
-	if (!have_rate)
-		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
-	if (!have_burst) {
-		__u64 per_sec = d.rate / d.rate_period;
-
-		d.burst = per_sec ? (__u32)per_sec : 1;
-	}
-	if (have_bb && !have_bytes)
-		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
-	if (have_bytes && (d.flags & XRL_F_GLOBAL))
-		return xrl_fail(err, errlen, "--global shares a packet budget; a byte budget cannot be shared: drop --bytes or --global");
-	if (have_bytes) {
-		d.flags |= XRL_F_BYTES;
-		if (!have_bb)
-			d.byte_burst = d.byte_rate;
-	}
-	if (have_per) {
-		if (d.per_len > (d.family == 4 ? 32 : 128))
-			return xrl_fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
-				    d.per_len, d.family, d.family == 4 ? 32 : 128);
-	} else {
-		d.per_len = d.family == 4 ? 32 : 64;
-	}
+			    argv[i]);
+	if (rule_check(&d, mode, seen, err, errlen))
+		return -1;
 	*def = d;
-	{
-		/* prove it compiles now, so a bad combination is refused at parse time */
-		struct xrl_rule tmp;
-
-		if (xrl_rule_compile(&d, 0, &tmp, err, errlen))
-			return -1;
-	}
 	return 0;
 }
 
@@ -669,7 +662,10 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 			size_t errlen)
 {
 	struct xrl_rule_def extra;
-	char line[1100], why[XRL_ERRLEN];
+	char *line = NULL, why[XRL_ERRLEN];
+	const char *nul;
+	size_t cap = 0;
+	ssize_t got;
 	int n = 0, lineno = 0, r, i, rc = 0;
 	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
 
@@ -679,10 +675,13 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
 		return -e;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	while ((got = getline(&line, &cap, f)) > 0) {
 		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			rc = xrl_fail(err, errlen, "%s:%d: line too long", file, lineno);
+		/* a NUL would end the line early for the parser: the rest would be dropped */
+		nul = memchr(line, 0, (size_t)got);
+		if (nul) {
+			rc = xrl_fail(err, errlen, "%s:%d: NUL byte at column %d: a rule file is text, one rule per line",
+				      file, lineno, (int)(nul - line) + 1);
 			break;
 		}
 		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, why, sizeof(why));
@@ -707,6 +706,16 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 			break;
 		n += r;
 	}
+	if (!rc && ferror(f)) {
+		int e = errno ? errno : EIO;
+
+		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
+		free(line);
+		if (f != stdin)
+			fclose(f);
+		return -e;
+	}
+	free(line);
 	if (f != stdin)
 		fclose(f);
 	*count = n;

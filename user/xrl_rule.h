@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include "xrl_common.h"
+#include "xrl_opts.h"
 
 #define XRL_ERRLEN 256
 #define XRL_MAX_PPS 10000000ULL          /* fastest packet rate accepted */
@@ -34,7 +35,19 @@ enum xrl_rule_mode {
 	XRL_RULE_MATCH,  /* PREFIX [--proto P] [--dport PORT] [--syn]: names a rule */
 };
 
-/* Parse rule words (argv[0] is the prefix). 0 or -1 with a message in err. */
+/*
+ * The rule words (--rate, --burst, ..., --allow, --deny): one row each, with
+ * the modes that accept it (bit 1 << XRL_RULE_ADD, 1 << XRL_RULE_MATCH).
+ */
+extern const struct xrl_opt_table xrl_rule_opts;
+/* Option parsers for rates (count at off, period in seconds at off2) and sizes (at most o->max). */
+int xrl_opt_rate(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen);
+int xrl_opt_size(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen);
+
+/*
+ * Parse rule words (argv[0] is the prefix; the options of xrl_rule_opts
+ * in the mode, each once, in full). 0 or -1 with a message in err.
+ */
 int xrl_rule_parse_args(int argc, char **argv, enum xrl_rule_mode mode,
 			struct xrl_rule_def *def, char *err, size_t errlen);
 /* Parse one rule-file line. Returns 1 for a rule, 0 for blank/comment, -1 for an error. */
@@ -43,7 +56,8 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 /*
  * Read a rules file (one rule per line, as `rule save` writes them; "-" is
  * stdin) into defs (XRL_MAX_RULES). -EINVAL with "FILE:LINE: why" in err
- * when the file is refused, another -errno when it cannot be read.
+ * when the file is refused (a bad line, a NUL byte, a rule given twice),
+ * another -errno when it cannot be read.
  */
 int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
 			size_t errlen);

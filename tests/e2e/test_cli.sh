@@ -17,6 +17,10 @@
 #      another program is; evictions from a small bucket table
 #   6. concurrency: a held flock blocks writers, parallel rule add, parallel
 #      add/del with readers, readers during `rule load`, the 4096-rule limit
+#   6b. input: --json output stays one valid JSON value when the input holds
+#      bytes that are not UTF-8 (0xff: every command's error path, and an
+#      interface named with it); whole option names only, each once; NUL
+#      bytes in rule files; --version
 #   7. detach of the last interface removes the pins and the XDP program;
 #      commands on a detached instance fail with exit 1; one instance on two
 #      interfaces shares its buckets; attach/detach run concurrently; an
@@ -28,7 +32,8 @@
 # M failed); the exit status is non-zero when any check failed. Needs root
 # and BPF; fails (never skips) without them. Everything it creates (two
 # namespaces, two veth pairs, a third veth pair with both ends down in the
-# root namespace, the xrl instances cli<pid>a/b/c/d) is removed on exit,
+# root namespace, a veth pair named with the byte 0xff, the xrl instances
+# cli<pid>a/b/c/d/e) is removed on exit,
 # Ctrl-C included. Traffic follows lib.sh's containment rules: frames only
 # inside the test's veth pairs, to a documentation MAC and an address nobody
 # owns, bounded by count and by timeout. Takes about 30 s.
@@ -48,6 +53,7 @@ B=cli$$b                     # instance on pair B (created here)
 X=cli$$x                     # never attached
 C=cli$$c                     # on a veth that gets deleted under it
 D=cli$$d                     # attached and detached concurrently
+E=cli$$e                     # on a veth whose name holds the byte 0xff
 PIN_ROOT=/sys/fs/bpf/xrl     # user/xrl_cli.h
 NO_IF=xrlno$$                # an interface that does not exist
 PAYLOAD=100                  # UDP payload: 142-byte IPv4 frames, 162-byte IPv6 frames
@@ -71,6 +77,7 @@ CREATED_LINK_B=0
 RC_IF=${XRLT_NAME}c
 RD_IF=${XRLT_NAME}d
 CREATED_LINK_C=0
+CREATED_LINK_FF=0
 
 # ---------------------------------------------------------------- results
 # Every check counts; the last line is "N passed, M failed" (lib.sh).
@@ -190,6 +197,9 @@ cleanup_pair_b() {
 	if [ "$CREATED_LINK_C" = 1 ] && ip link show dev "$RC_IF" >/dev/null 2>&1; then
 		ip link del dev "$RC_IF" 2>/dev/null || xrlt_warn "cannot delete $RC_IF"
 	fi
+	if [ "$CREATED_LINK_FF" = 1 ] && ip link show dev "$FF_IF" >/dev/null 2>&1; then
+		ip link del dev "$FF_IF" 2>/dev/null || xrlt_warn "cannot delete the veth ${XRLT_NAME}e\\xff"
+	fi
 	if [ "$CREATED_NS_B" = 1 ] && ip netns list 2>/dev/null | grep -qw "^$NS_B"; then
 		ip netns del "$NS_B" 2>/dev/null || xrlt_warn "cannot delete namespace $NS_B"
 	fi
@@ -198,8 +208,8 @@ cleanup_pair_b() {
 # detach this run's instances everywhere; remove pins a failed detach left
 cleanup_instances() {
 	local inst ifc
-	for inst in "$A" "$B" "$X" "$C" "$D"; do
-		for ifc in "$XRLT_ROOT_IF" "$ROOT_B" "$RC_IF"; do
+	for inst in "$A" "$B" "$X" "$C" "$D" "$E"; do
+		for ifc in "$XRLT_ROOT_IF" "$ROOT_B" "$RC_IF" "${FF_IF:-}"; do
 			[ -d "$PIN_ROOT/$inst" ] && "$XRL" --instance "$inst" detach "$ifc" >/dev/null 2>&1
 		done
 		if [ -e "$PIN_ROOT/$inst" ]; then
@@ -273,7 +283,7 @@ xrlt_require_cmd ip trafgen timeout awk jq flock cmp sysctl
 xrlt_require_bpf
 [ -x "$XRL" ] || xrlt_fail "xrl CLI not found at $XRL (build it: make build/xrl, or set XRL=)"
 [ ${#ROOT_B} -le 15 ] || xrlt_fail "interface name $ROOT_B is longer than 15 characters"
-for inst in "$A" "$B" "$X" "$C" "$D"; do
+for inst in "$A" "$B" "$X" "$C" "$D" "$E"; do
 	[ ! -e "$PIN_ROOT/$inst" ] || xrlt_fail "$PIN_ROOT/$inst exists already: not mine, not touching it"
 done
 
@@ -924,6 +934,139 @@ if [ "$(rules_of "$B" | wc -l)" != 4096 ]; then
 fi
 refuse "@(1|2)" "4096" "$B" rule add 10.99.0.0/16 --rate 5
 
+# ================================================================ 6b. input
+section "6b. input: bytes that are not UTF-8 under --json, whole option names once, NUL in rule files, --version"
+FF=$'\xff'
+# strict_json FILE: exactly one line, valid UTF-8, one JSON value; prints it as jq -c would
+strict_json() {
+	/usr/bin/python3 - "$1" <<'EOF'
+import json, sys
+data = open(sys.argv[1], 'rb').read()
+try:
+    text = data.decode('utf-8')          # strict: a raw 0xff byte fails here
+    lines = text.split('\n')
+    assert len(lines) == 2 and lines[1] == '', '%d lines' % (len(lines) - 1)
+    print(json.dumps(json.loads(lines[0]), sort_keys=True))
+except Exception as e:
+    print('NOT ONE JSON VALUE (%s): %r' % (e, data[:200]))
+    sys.exit(1)
+EOF
+}
+# json_error CODE INSTANCE ARGS...: with --json, exit CODE and stdout one {"error": ...}
+# holding \xff for the byte 0xff of the input; nothing on stderr
+json_error() {
+	local code=$1 inst=$2 why=() v
+	shift 2
+	xr "$inst" --json "$@"
+	[ "$RC" = "$code" ] || why+=("exit $RC, expected $code")
+	[ -z "$ERR" ] || why+=("stderr: $ERR")
+	if v=$(strict_json "$XRLT_TMP/o"); then
+		printf '%s' "$v" | jq -e 'keys == ["error"] and (.error | contains("\\xff"))' >/dev/null ||
+			why+=("not {\"error\": \"...\\\\xff...\"}: $v")
+	else
+		why+=("$v")
+	fi
+	verdict "--json $(printf '%q ' "$@")-> exit $code, one JSON error naming the byte as \\xff" "${why[@]}"
+}
+printf '%s\n' '198.18.90.0/24 --rate 10' "198.18.91.0/24 --rate 10 --proto ${FF}" >"$XRLT_TMP/ff.rules"
+json_error 1 "$A" attach "xrl${FF}no"
+json_error 1 "$A" detach "xrl${FF}no"
+json_error 2 "x${FF}" status
+json_error 2 "$A" rule add "10.0.0.0${FF}/8" --rate 1
+json_error 2 "$A" rule add 10.0.0.0/8 --rate "1${FF}"
+json_error 2 "$A" rule add 10.0.0.0/8 "--ra${FF}" 1
+json_error 2 "$A" rule del "${FF}"
+json_error 2 "$A" rule "${FF}"
+json_error 2 "$A" rule list "${FF}"
+json_error 1 "$A" rule load "$XRLT_TMP/no${FF}.rules"
+json_error 2 "$A" rule load "$XRLT_TMP/ff.rules"
+json_error 2 "$A" stats --watch --interval "${FF}"
+json_error 2 "$A" top -n "${FF}"
+json_error 2 "$A" daemon --log-format "${FF}"
+json_error 2 "$A" daemon --on-redis-failure "${FF}"
+json_error 2 "$A" "${FF}"
+json_error 2 "$A" "--${FF}"
+# the same errors without --json: one line on stderr, raw bytes and all, nothing changed
+refuse 2 "unknown protocol|~:2\b" "$A" rule load "$XRLT_TMP/ff.rules"
+refuse 2 "unknown command" "$A" "${FF}"
+
+# an interface whose name holds 0xff: attach, status, detach print valid JSON
+FF_IF=${XRLT_NAME}e${FF}
+FF_PEER=${XRLT_NAME}f
+if ip link add "$FF_IF" type veth peer name "$FF_PEER"; then
+	CREATED_LINK_FF=1
+	why=()
+	xr "$E" --json attach "$FF_IF" --mode generic
+	[ "$RC" = 0 ] || why+=("attach: exit $RC: $ERR")
+	v=$(strict_json "$XRLT_TMP/o") || why+=("attach: $v")
+	printf '%s' "$v" | jq -e --arg n "${XRLT_NAME}e\\xff" '.interface == $n' >/dev/null 2>&1 || why+=("attach: interface is not '${XRLT_NAME}e\\xff': $v")
+	xr "$E" --json status
+	v=$(strict_json "$XRLT_TMP/o") || why+=("status: $v")
+	printf '%s' "$v" | jq -e --arg n "${XRLT_NAME}e\\xff" '.[0].interfaces[0].interface == $n and .[0].interfaces[0].attached' >/dev/null 2>&1 ||
+		why+=("status: $v")
+	json_error 1 "$E" attach "$FF_IF" --mode generic     # attached there already
+	xr "$E" --json detach "$FF_IF"
+	[ "$RC" = 0 ] || why+=("detach: exit $RC: $ERR")
+	v=$(strict_json "$XRLT_TMP/o") || why+=("detach: $v")
+	printf '%s' "$v" | jq -e --arg n "${XRLT_NAME}e\\xff" '.detached == $n' >/dev/null 2>&1 || why+=("detach: $v")
+	verdict "interface named ${XRLT_NAME}e\\xff: --json attach, status, detach each print one valid JSON value, the byte as \\xff" "${why[@]}"
+	ip link del dev "$FF_IF" 2>/dev/null
+else
+	bad "cannot create a veth pair named ${XRLT_NAME}e\\xff"
+fi
+
+# whole option names only, each once (on the command line and in rule files)
+refuse 2 "unknown option '--ra'|--rate, --burst" "$A" rule add 10.2.0.0/16 --ra 10
+refuse 2 "unknown option '--glob'" "$A" rule add 10.2.0.0/16 --rate 10 --glob
+refuse 2 "unknown option '--pro'" "$A" rule del 198.18.0.0/24 --pro tcp
+refuse 2 "--rate given twice" "$A" rule add 10.2.0.0/16 --rate 10 --rate 20
+refuse 2 "--proto given twice" "$A" rule del 198.18.0.0/24 --proto tcp --proto udp
+refuse 2 "--syn given twice" "$A" rule add 10.2.0.0/16 --rate 10 --syn --syn
+refuse 2 "unknown option '--inst'|--instance" "$A" --inst "$A" status
+refuse 2 "unknown option '--js'" "$A" --js status
+refuse 2 "--instance given twice" "$A" --instance "$A" status
+refuse 2 "--help given twice" "$A" --help --help
+"$XRL" --instance "$A" --json -j status >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
+rc=$?
+[ "$rc" = 2 ] && [ "$(strict_json "$XRLT_TMP/o")" = '{"error": "--json given twice"}' ] && [ ! -s "$XRLT_TMP/e" ] &&
+	ok "--json -j: exit 2, {\"error\": \"--json given twice\"}" || bad "--json -j: exit $rc: $(cat "$XRLT_TMP/o" "$XRLT_TMP/e")"
+printf '%s\n' '198.18.90.0/24 --rate 10' '198.18.91.0/24 --deny' '198.18.92.0/24 --rate 10 --burst 5 --burst 6' >"$XRLT_TMP/twice3.rules"
+refuse 2 "twice3.rules|--burst given twice|~[: ]3\b" "$A" rule load "$XRLT_TMP/twice3.rules"
+printf '%s\n' '198.18.90.0/24 --ra 10' >"$XRLT_TMP/abbr1.rules"
+refuse 2 "abbr1.rules|unknown option '--ra'|~[: ]1\b" "$A" rule load "$XRLT_TMP/abbr1.rules"
+# still accepted: --opt=value, bundled short options
+must "$A" rule add 198.18.93.0/24 --rate=10 --burst=4
+[ "$(rules_of "$A" | grep '^198.18.93.0/24')" = "198.18.93.0/24 --rate 10/s --burst 4 --per 32" ] &&
+	ok "--rate=10 --burst=4 is --rate 10 --burst 4" || bad "--rate=10 --burst=4 gave $(rules_of "$A" | grep '^198.18.93')"
+must "$A" rule del 198.18.93.0/24
+xr "$A" -jp status
+[ "$RC" = 0 ] && [ "$(wc -l <"$XRLT_TMP/o")" -gt 3 ] && jqe '.[0].instance' "$XRLT_TMP/o" >/dev/null 2>&1 &&
+	ok "-jp (bundled -j -p) status prints indented JSON" || bad "-jp status: exit $RC: $OUT $ERR"
+
+# NUL bytes in rule files: refused with the line, nothing dropped silently
+printf '10.3.0.0/16 --deny\0 --rate 7/s' >"$XRLT_TMP/nul1.rules"      # last line, no newline
+refuse 2 "nul1.rules|NUL byte at column 19|~[: ]1\b" "$A" rule load "$XRLT_TMP/nul1.rules"
+printf '198.18.90.0/24 --deny\n198.18.91.0/24 --rate 5\0 --burst 9\n198.18.92.0/24 --deny\n' >"$XRLT_TMP/nul2.rules"
+refuse 2 "nul2.rules|NUL byte|~[: ]2\b" "$A" rule load "$XRLT_TMP/nul2.rules"
+grep -q 'too long' "$XRLT_TMP/e" && bad "a NUL mid-file is reported as a long line: $ERR" ||
+	ok "a NUL mid-file is reported as a NUL, not as a long line"
+# a directory is not an empty rule file (it used to load as one and empty the rule set)
+refuse 1 "cannot read $XRLT_TMP|Is a directory" "$A" rule load "$XRLT_TMP"
+
+# --version and -V: the version, and the libraries at run time (libbpf) and build time (libxdp)
+xr "$A" --version
+why=()
+[ "$RC" = 0 ] || why+=("exit $RC")
+[ "$(wc -l <"$XRLT_TMP/o")" = 2 ] || why+=("$(wc -l <"$XRLT_TMP/o") lines")
+head -1 "$XRLT_TMP/o" | grep -qE '^xrl [0-9a-zA-Z][^ ]*$' || why+=("first line '$(head -1 "$XRLT_TMP/o")'")
+sed -n 2p "$XRLT_TMP/o" | grep -qE '^libbpf [0-9]+\.[0-9]+ \(built with [0-9]+\.[0-9]+\), libxdp [0-9.]+ \(at build time\)$' ||
+	why+=("second line '$(sed -n 2p "$XRLT_TMP/o")'")
+"$XRL" -V | cmp -s - "$XRLT_TMP/o" || why+=("-V prints something else")
+verdict "--version / -V: $(head -1 "$XRLT_TMP/o"); $(sed -n 2p "$XRLT_TMP/o")" "${why[@]}"
+v=$("$XRL" --json -V >"$XRLT_TMP/o"; strict_json "$XRLT_TMP/o")
+printf '%s' "$v" | jq -e --arg l "$(head -1 <("$XRL" -V))" '"xrl " + .version == $l and (.libbpf | test("^[0-9]+\\.[0-9]+$"))' >/dev/null 2>&1 &&
+	ok "--json -V: $v" || bad "--json -V: $v"
+
 # ================================================================ 7. detach
 section "7. detach: shared buckets, last interface, detached instance"
 B_PROG=$(jq -r '.[0].interfaces[0].program_id' "$XRLT_TMP/sb.json")
@@ -1073,7 +1216,8 @@ ip netns list 2>/dev/null | grep -qw "^$NS_B" && left+=("namespace $NS_B")
 ip link show dev "$RA" >/dev/null 2>&1 && left+=("link $RA")
 ip link show dev "$RB" >/dev/null 2>&1 && left+=("link $RB")
 ip link show dev "$RC_IF" >/dev/null 2>&1 && left+=("link $RC_IF")
-for inst in "$A" "$B" "$X" "$C" "$D"; do [ -e "$PIN_ROOT/$inst" ] && left+=("pins $PIN_ROOT/$inst"); done
+[ -n "${FF_IF:-}" ] && ip link show dev "$FF_IF" >/dev/null 2>&1 && left+=("link ${XRLT_NAME}e\\xff")
+for inst in "$A" "$B" "$X" "$C" "$D" "$E"; do [ -e "$PIN_ROOT/$inst" ] && left+=("pins $PIN_ROOT/$inst"); done
 [ -d "$XRLT_TMP" ] && left+=("directory $XRLT_TMP")
 verdict "cleanup left no namespace, veth, pins or temporary directory" "${left[@]}"
 xrlt_result

@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <cmocka.h>
 
 #include "xrl_rule.h"
+#include "xrl_opts.h"
 
 typedef unsigned long long ull;
 
@@ -679,12 +682,148 @@ static void test_rule_line_limits(void **state)
 	assert_int_equal(parse(line, &d, err), -1);
 	check_err("rule", "(70 words)", err, NULL);
 
-	/* many words, but not too many, are fine */
+	/* many words, but not too many, are fine: every option once, padded with tabs */
+	snprintf(line, sizeof(line), "10.0.0.0/8 --rate 100 --burst 5 --bytes 1M --bytes-burst 64k"
+		 " --per 24 --proto tcp --dport 80 --syn\t\t\t\t\t\t\t\t\t\t   # a comment");
+	parse_ok(line, &d);
+	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN | XRL_F_DPORT | XRL_F_BYTES);
+	/* a word repeated is refused, before the word count matters (was: accepted) */
 	n = (size_t)snprintf(line, sizeof(line), "10.0.0.0/8 --rate 100");
 	for (i = 0; i < 40; i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, " --syn");
-	parse_ok(line, &d);
-	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_SYN);
+	assert_int_equal(parse(line, &d, err), -1);
+	check_err("rule", "(--syn 40 times)", err, "--syn given twice");
+}
+
+/*
+ * Each option at most once: a repeat is refused, naming the option (it
+ * used to win silently: "--rate 10 --rate 20" was a 20/s rule).
+ */
+static void test_rule_option_twice(void **state)
+{
+	static const char *t[][2] = {
+		{ "10.0.0.0/8 --rate 10 --rate 20", "--rate" },
+		{ "10.0.0.0/8 --rate 10 --burst 1 --burst 2", "--burst" },
+		{ "10.0.0.0/8 --rate 10 --bytes 1M --bytes 2M", "--bytes" },
+		{ "10.0.0.0/8 --rate 10 --bytes 1M --bytes-burst 1k --bytes-burst 2k", "--bytes-burst" },
+		{ "10.0.0.0/8 --rate 10 --per 24 --per 16", "--per" },
+		{ "10.0.0.0/8 --rate 10 --proto tcp --proto udp", "--proto" },
+		{ "10.0.0.0/8 --rate 10 --proto tcp --dport 1 --dport 2", "--dport" },
+		{ "10.0.0.0/8 --rate 10 --syn --syn", "--syn" },
+		{ "10.0.0.0/8 --rate 10 --global --global", "--global" },
+		{ "10.0.0.0/8 --allow --allow", "--allow" },
+		{ "10.0.0.0/8 --deny --deny", "--deny" },
+		{ "10.0.0.0/8 --rate=10 --rate 10", "--rate" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN], want[64];
+
+		if (parse(t[i][0], &d, err) != -1)
+			fail_msg("'%s': accepted; an option given twice must be refused", t[i][0]);
+		snprintf(want, sizeof(want), "%s given twice", t[i][1]);
+		check_err("rule", t[i][0], err, want);
+	}
+}
+
+/* Only whole option names: "--ra" is not --rate (abbreviations grow ambiguous). */
+static void test_rule_no_abbreviations(void **state)
+{
+	static const char *t[] = {
+		"10.0.0.0/8 --ra 10", "10.0.0.0/8 --rate 10 --glob", "10.0.0.0/8 --rate 10 --b 5",
+		"10.0.0.0/8 --rate 10 --bytes 1M --bytes-b 1k", "10.0.0.0/8 --al", "10.0.0.0/8 --de",
+		"10.0.0.0/8 --rate 10 --pro tcp", "10.0.0.0/8 --rate 10 --proto tcp --dp 80",
+		"10.0.0.0/8 --rate 10 --sy", "10.0.0.0/8 --rate 10 --pe 24", "10.0.0.0/8 --rates 10",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		struct xrl_rule_def d;
+		char err[XRL_ERRLEN], want[64];
+		const char *w = strrchr(t[i], '-') - 1;
+
+		while (w[-1] != ' ')
+			w--;
+		snprintf(want, sizeof(want), "unknown option '%.*s'", (int)strcspn(w, " "), w);
+		if (parse(t[i], &d, err) != -1)
+			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
+		check_err("rule", t[i], err, want);
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+	}
+}
+
+/* a string literal's bytes, its NULs included, without the terminating one */
+#define BYTES(lit) lit, sizeof(lit) - 1
+
+/* rule-file helper: write len bytes to a temporary file; its name in path */
+static void write_file(char *path, size_t plen, const char *data, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, plen, "/tmp/test_rule.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	fclose(f);
+}
+
+/*
+ * A NUL byte in a rule file is refused with its line (it used to end the
+ * line for the parser: "10.3.0.0/16 --deny\0 --rate 7/s" loaded as a deny,
+ * and a NUL mid-file was reported as "line too long").
+ */
+static void test_rules_file_nul(void **state)
+{
+	static const struct { const char *data; size_t len; const char *where; } t[] = {
+		{ BYTES("10.3.0.0/16 --deny\0 --rate 7/s"), ":1: NUL byte at column 19" },
+		{ BYTES("10.3.0.0/16 --deny\n10.4.0.0/16 --rate 5\0 --burst 9\n10.5.0.0/16 --deny\n"),
+		  ":2: NUL byte at column 21" },
+		{ BYTES("# comment\0 with a NUL\n"), ":1: NUL byte at column 10" },
+		{ BYTES("\0"), ":1: NUL byte at column 1" },
+	};
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	char path[64], err[XRL_ERRLEN];
+	size_t i;
+	int n;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		write_file(path, sizeof(path), t[i].data, t[i].len);
+		err[0] = 0;
+		n = -1;
+		assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), -EINVAL);
+		check_err("rule file", t[i].where, err, t[i].where);
+		check_err("rule file", t[i].where, err, path);
+		if (strstr(err, "too long"))
+			fail_msg("file %zu: a NUL is reported as a long line: %s", i, err);
+		unlink(path);
+	}
+	/* without the NUL the same lines load */
+	write_file(path, sizeof(path), BYTES("10.3.0.0/16 --deny --rate 7/s"));
+	assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "deny with rate", err, "--deny takes no --rate");
+	unlink(path);
+	write_file(path, sizeof(path), BYTES("10.3.0.0/16 --deny\n10.4.0.0/16 --rate 5 --burst 9"));
+	assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(defs[1].burst, 9);
+	unlink(path);
+	/* a directory is not an empty rule file (it used to load as one, emptying the rule set) */
+	n = -1;
+	assert_int_equal(xrl_rules_read_file("/", defs, &n, err, sizeof(err)), -EISDIR);
+	check_err("rule file", "/", err, "cannot read /: Is a directory");
+	/* a repeated option in a file names its line */
+	write_file(path, sizeof(path), BYTES("10.3.0.0/16 --deny\n10.4.0.0/16 --rate 5 --rate 7\n"));
+	assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "--rate twice on line 2", err, ":2: --rate given twice");
+	unlink(path);
 }
 
 /* Parsing again after an error starts afresh (getopt state is reset). */
@@ -1074,6 +1213,172 @@ static void test_ruleset_too_many(void **state)
 	check_err("rule set", "9 nested prefixes", err, "10.0.0.0/14");
 }
 
+/* ------------------------------------------------------------------ */
+/* option tables (user/xrl_opts.c) and text for JSON                   */
+
+/* a table shaped like the daemon's options, to prove the mechanism fits them */
+struct demo {
+	const char *redis, *metrics;
+	unsigned long long interval;
+	__u8 algo, n, flags;
+	bool quiet;
+};
+#define DM(member) XRL_OPT_FIELD(struct demo, member)
+enum { D_REDIS, D_INTERVAL, D_ALGO, D_SHADOW, D_BLOCK, D_METRICS, D_COUNT, D_QUIET, D_N };
+static const struct xrl_opt demo_rows[D_N] = {
+	[D_REDIS] = { "redis", 0, "URL", xrl_opt_str, DM(redis), .modes = 3 },
+	[D_INTERVAL] = { "sync-interval", 0, "MS", xrl_opt_uint, DM(interval), .modes = 3, .min = 1,
+			 .max = 60000, .what = "--sync-interval (ms)" },
+	[D_ALGO] = { "algo", 0, "ALGO", xrl_opt_enum, DM(algo), .modes = 3,
+		     .what = "token-bucket|fixed-window|sliding-window|sliding-log" },
+	[D_SHADOW] = { "shadow", 0, NULL, xrl_opt_flag, DM(flags), .modes = 3, .val = 0x4 },
+	[D_BLOCK] = { "block", 0, NULL, xrl_opt_flag, DM(flags), .modes = 1, .val = 0x8 },
+	[D_METRICS] = { "metrics", 0, "ADDR:PORT", xrl_opt_str, DM(metrics), .modes = 3,
+			.flags = XRL_OPT_OPTIONAL_ARG },
+	[D_COUNT] = { "count", 'n', "N", xrl_opt_uint, DM(n), .modes = 3, .min = 1, .max = 100,
+		      .what = "-n" },
+	[D_QUIET] = { "quiet", 'q', NULL, xrl_opt_flag, DM(quiet), .modes = 3 },
+};
+static const char *const demo_refusal[] = { NULL, "is not for this mode:" };
+static const struct xrl_opt_table demo_table = {
+	.name = "demo", .opts = demo_rows, .n = D_N, .nmodes = 2, .mode_refusal = demo_refusal,
+};
+
+/* split line into words (modified in place) and parse them; 0 or -1, *argi where it stopped */
+static int demo_parse(char *line, int mode, struct demo *d, xrl_opt_seen *seen, int *argi,
+		      char *err, char ***words)
+{
+	static char *argv[32];
+	int argc = 0;
+	char *save = NULL, *w;
+
+	for (w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		argv[argc++] = w;
+	argv[argc] = NULL;
+	memset(d, 0, sizeof(*d));
+	*seen = 0;
+	*argi = 0;
+	err[0] = 0;
+	*words = argv;
+	return xrl_opts_parse(&demo_table, mode, argc, argv, argi, d, seen, err, XRL_ERRLEN);
+}
+
+static void test_opts_engine(void **state)
+{
+	static const struct { const char *line, *needle; } bad[] = {
+		{ "--algo bogus", "invalid --algo 'bogus': expected token-bucket, fixed-window, sliding-window or sliding-log" },
+		{ "--alg token-bucket", "unknown option '--alg': expected --redis, --sync-interval, --algo, --shadow, --block, --metrics, --count or --quiet" },
+		{ "--shadow --shadow", "--shadow given twice" },
+		{ "-q --quiet", "--quiet given twice" },
+		{ "-nq", "invalid -n 'q'" },
+		{ "--sync-interval", "option '--sync-interval' needs a value (--sync-interval MS)" },
+		{ "-n", "option '-n' needs a value (-n N)" },
+		{ "--shadow=1", "option '--shadow=1' takes no value" },
+		{ "-x", "unknown option '-x'" },
+		{ "-redis u", "unknown option '-redis': options start with --, e.g. --redis URL" },
+		{ "--sync-interval 0", "invalid --sync-interval (ms) '0'" },
+	};
+	char line[256], err[XRL_ERRLEN], **w;
+	struct demo d;
+	xrl_opt_seen seen;
+	int argi;
+	size_t i;
+
+	(void)state;
+	snprintf(line, sizeof(line), "--redis redis://h --algo sliding-log --shadow --metrics -qn5 --block rest --quiet");
+	assert_int_equal(demo_parse(line, 0, &d, &seen, &argi, err, &w), 0);
+	assert_string_equal(d.redis, "redis://h");
+	assert_int_equal(d.algo, 3);
+	assert_int_equal(d.flags, 0x4 | 0x8);
+	assert_null(d.metrics);                       /* given without its optional value */
+	assert_true(XRL_SEEN(seen, D_METRICS));
+	assert_true(d.quiet);
+	assert_int_equal(d.n, 5);
+	assert_false(XRL_SEEN(seen, D_INTERVAL));
+	assert_string_equal(w[argi], "rest");         /* stops at the first word that is not an option */
+
+	snprintf(line, sizeof(line), "--metrics :9464 --sync-interval=250 -n 7 -- --redis");
+	assert_int_equal(demo_parse(line, 0, &d, &seen, &argi, err, &w), 0);
+	assert_string_equal(d.metrics, ":9464");
+	assert_int_equal(d.interval, 250);
+	assert_int_equal(d.n, 7);
+	assert_string_equal(w[argi], "--redis");      /* "--" ends the options */
+
+	snprintf(line, sizeof(line), "--shadow --block");
+	assert_int_equal(demo_parse(line, 1, &d, &seen, &argi, err, &w), -1);
+	check_err("demo", "--block in mode 1", err, "--block is not for this mode: [--redis URL]");
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		snprintf(line, sizeof(line), "%s", bad[i].line);
+		if (demo_parse(line, 0, &d, &seen, &argi, err, &w) != -1)
+			fail_msg("'%s': accepted", bad[i].line);
+		check_err("demo", bad[i].line, err, bad[i].needle);
+	}
+
+	xrl_opts_usage(&demo_table, 0, line, sizeof(line));
+	assert_string_equal(line, "[--redis URL] [--sync-interval MS] [--algo ALGO] [--shadow] [--block]"
+			    " [--metrics [ADDR:PORT]] [-n|--count N] [-q|--quiet]");
+}
+
+/* The rule table gives the usage and the lists of the messages. */
+static void test_rule_table_text(void **state)
+{
+	char buf[512];
+
+	(void)state;
+	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
+	assert_string_equal(buf, "{--rate RATE | --allow | --deny} [--burst N] [--bytes RATE]"
+			    " [--bytes-burst SIZE] [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
+			    " [--dport PORT] [--syn] [--global]");
+	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
+	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
+	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
+	assert_string_equal(buf, "--proto, --dport or --syn");
+	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+}
+
+static void test_utf8_clean(void **state)
+{
+	static const char *t[][2] = {
+		{ "plain ascii", "plain ascii" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "eth\xff", "eth\\xff" },
+		{ "a\xc3", "a\\xc3" },                          /* cut short */
+		{ "\xc0\x80", "\\xc0\\x80" },                    /* overlong */
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },           /* surrogate */
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },  /* beyond U+10FFFF */
+		{ "\xe2\x82x", "\\xe2\\x82x" },
+		{ "\x80z", "\\x80z" },
+	};
+	char out[64];
+	json_t *v;
+	char *dump;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		xrl_utf8_clean(t[i][0], out, sizeof(out));
+		if (strcmp(out, t[i][1]))
+			fail_msg("clean(%zu): got '%s', want '%s'", i, out, t[i][1]);
+		v = xrl_json_text(t[i][0]);
+		assert_non_null(v);
+		json_decref(v);
+	}
+	/* a short buffer: never half an escape or half a character */
+	assert_int_equal(xrl_utf8_clean("\xff\xff", out, 6), 4);
+	assert_string_equal(out, "\\xff");
+	assert_int_equal(xrl_utf8_clean("a\xc3\xa9", out, 3), 1);
+	assert_string_equal(out, "a");
+	/* the JSON of a name with 0xff: valid, with the escape */
+	v = json_pack("{s:o}", "error", xrl_json_text("no interface xrl\xff"));
+	assert_non_null(v);
+	dump = json_dumps(v, JSON_COMPACT);
+	assert_string_equal(dump, "{\"error\":\"no interface xrl\\\\xff\"}");
+	free(dump);
+	json_decref(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1094,6 +1399,12 @@ int main(void)
 		cmocka_unit_test(test_rule_flag_with_value),
 		cmocka_unit_test(test_rule_line_limits),
 		cmocka_unit_test(test_rule_parse_repeated),
+		cmocka_unit_test(test_rule_option_twice),
+		cmocka_unit_test(test_rule_no_abbreviations),
+		cmocka_unit_test(test_rules_file_nul),
+		cmocka_unit_test(test_opts_engine),
+		cmocka_unit_test(test_rule_table_text),
+		cmocka_unit_test(test_utf8_clean),
 		cmocka_unit_test(test_rule_match_mode),
 		cmocka_unit_test(test_same_match),
 		cmocka_unit_test(test_round_trip),

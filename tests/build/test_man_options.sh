@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The man page's option lists against the option tables: every option of a
+# table (global options, rule words; `xrl help options` prints the tables)
+# is documented in docs/xrl.8, and the man page documents no global option
+# or rule word that the tables do not have. The lists read from the man page
+# are the tags (.TP) of GLOBAL OPTIONS and of RULES' Actions, Limit options
+# and Match fields. The check runs on the real files, then on copies with one
+# side edited alone (an option dropped from, or added to, the man page or a
+# table), which it must refuse.
+#   bash tests/build/test_man_options.sh   (XRL=path/to/xrl; default build/xrl)
+# Last line: "N passed, M failed".
+set -u
+export LC_ALL=C   # sort and comm agree on the order
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+XRL=${XRL:-$repo/build/xrl}
+MAN=$repo/docs/xrl.8
+pass=0
+fail=0
+ok() { echo "  ok    $*"; pass=$((pass + 1)); }
+bad() { echo "  FAIL  $*"; fail=$((fail + 1)); }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# man_opts MANFILE SECTION SUBSECTION...: the options named in the .TP tags
+# of .SH SECTION (only within the given .SS subsections, when some are given)
+man_opts() {
+	local man=$1 sh=$2
+	shift 2
+	awk -v sh="$sh" -v subs="$(IFS='|'; echo "$*")" '
+		BEGIN { n = split(subs, s, "|"); for (i = 1; i <= n; i++) want[s[i]] = 1 }
+		/^\.SH / { insh = (substr($0, 5) == sh || substr($0, 5) == "\"" sh "\""); inss = (n == 0); next }
+		/^\.SS / { t = substr($0, 5); gsub(/"/, "", t); inss = (n == 0) || (t in want); next }
+		/^\.TP/ { tag = 1; next }
+		tag { tag = 0; if (insh && inss) print }
+	' "$man" | grep -oE '(\\-){1,2}[A-Za-z0-9]([A-Za-z0-9]|\\-)*' | sed 's/\\-/-/g' | sort -u
+}
+# table_opts DUMP TABLE: the options of one table (long and short forms)
+table_opts() {
+	awk -F'\t' -v t="$2" '$1 == t { print $4; if ($3 != "-") print $3 }' "$1" | sort -u
+}
+# compare MANFILE DUMP: prints what differs (one line); true when nothing does
+compare() {
+	local man=$1 dump=$2 diffs=0 m t
+	for what in global rule; do
+		if [ "$what" = global ]; then
+			man_opts "$man" "GLOBAL OPTIONS" >"$tmp/m"
+		else
+			man_opts "$man" RULES Actions "Limit options" "Match fields" >"$tmp/m"
+		fi
+		table_opts "$dump" "$what" >"$tmp/t"
+		m=$(comm -23 "$tmp/m" "$tmp/t" | tr '\n' ' ')
+		t=$(comm -13 "$tmp/m" "$tmp/t" | tr '\n' ' ')
+		[ -z "$t" ] || { printf '%s options of the table not in the man page: %s; ' "$what" "$t"; diffs=1; }
+		[ -z "$m" ] || { printf '%s options in the man page, not in the table: %s; ' "$what" "$m"; diffs=1; }
+		[ -s "$tmp/t" ] || { printf 'the table dump has no %s options; ' "$what"; diffs=1; }
+	done
+	return $diffs
+}
+
+[ -x "$XRL" ] || { bad "no xrl at $XRL (make build/xrl)"; echo "$pass passed, $fail failed"; exit 1; }
+"$XRL" help options >"$tmp/dump" 2>&1 || bad "xrl help options failed: $(head -3 "$tmp/dump")"
+for t in global rule; do
+	n=$(table_opts "$tmp/dump" "$t" | wc -l)
+	[ "$n" -gt 3 ] && ok "xrl help options: the $t table has $n option forms" ||
+		bad "xrl help options: the $t table has $n option forms: $(head -3 "$tmp/dump")"
+done
+if out=$(compare "$MAN" "$tmp/dump"); then
+	ok "docs/xrl.8 documents exactly the options of the tables ($(man_opts "$MAN" "GLOBAL OPTIONS" | tr '\n' ' ')| $(man_opts "$MAN" RULES Actions "Limit options" "Match fields" | tr '\n' ' '))"
+else
+	bad "docs/xrl.8 and the option tables differ: $out"
+fi
+
+# one side edited alone must be refused
+# 1. an option dropped from the man page (the .TP entry of --burst)
+awk '/^\.TP/ { skip = 0; held = $0; next }
+	held != "" { if ($0 ~ /^\.BI \\-\\-burst /) { held = ""; skip = 1; next } print held; held = "" }
+	skip && /^\.(SS|SH|PP)/ { skip = 0 }
+	!skip' \
+	"$MAN" >"$tmp/man1"
+out=$(compare "$tmp/man1" "$tmp/dump") && bad "a man page without the --burst entry passed" ||
+	{ [[ $out == *"not in the man page: --burst"* ]] && ok "refused: --burst dropped from the man page ($out)" || bad "--burst dropped from the man page: $out"; }
+# 2. an option the tables do not have added to the man page's global options
+sed '/^\.SH GLOBAL OPTIONS/,/^\.SH COMMANDS/ s/^\.SH COMMANDS/.TP\n.B \\-\\-frobnicate\nFrobnicate.\n.SH COMMANDS/' "$MAN" >"$tmp/man2"
+out=$(compare "$tmp/man2" "$tmp/dump") && bad "a man page with an extra --frobnicate passed" ||
+	{ [[ $out == *"not in the table: --frobnicate"* ]] && ok "refused: --frobnicate added to the man page alone ($out)" || bad "--frobnicate in the man page: $out"; }
+# 3. a row added to a table alone (a new rule word)
+{ cat "$tmp/dump"; printf 'rule\tadd\t-\t--shadow\t-\tcount, do not drop\n'; } >"$tmp/dump3"
+out=$(compare "$MAN" "$tmp/dump3") && bad "a table with an undocumented --shadow passed" ||
+	{ [[ $out == *"not in the man page: --shadow"* ]] && ok "refused: --shadow added to the rule table alone ($out)" || bad "--shadow in the table: $out"; }
+# 4. a row dropped from a table alone (the short form -V)
+grep -v $'\t--version\t' "$tmp/dump" >"$tmp/dump4"
+out=$(compare "$MAN" "$tmp/dump4") && bad "a table without --version passed" ||
+	{ [[ $out == *"not in the table: "*"--version"* ]] && ok "refused: --version dropped from the global table alone ($out)" || bad "--version dropped from the table: $out"; }
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
