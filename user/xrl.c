@@ -257,7 +257,7 @@ static const struct xrl_cmd commands[] = {
 	{ .name = "stats", .fn = xrl_cmd_stats, .args = "[--watch [--interval SEC]]" },
 	{ .name = "top", .fn = xrl_cmd_top, .args = "[-n N] [--watch [--interval SEC]]" },
 	{ .name = "daemon", .fn = xrl_cmd_daemon,
-	  .args = "[--redis URL] [--host-id ID] [--sync-interval MS] [--on-redis-failure local|open|closed]"
+	  .args = "[--redis URL] [--redis-password-file FILE] [--host-id ID] [--sync-interval MS] [--on-redis-failure local|open|closed]"
 	  " [--rules FILE] [--log-format text|json] [--metrics [ADDR:PORT]] [--metrics-top K]"
 	  " [--quiet-after SEC]" },
 	{ .name = "help", .fn = cmd_help, .args = "[options]" },
