@@ -281,7 +281,11 @@ int xrl_iface_count(const struct xrl_maps *m)
 
 int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 {
-	int err = xrl_maps_open_pinned(ctx->pin_dir, m);
+	int err = xrl_pin_root_ready(false);
+
+	if (err && err != -ENOENT && lock_why[0])
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", lock_why);   /* bpffs hidden, pin root refused */
+	err = xrl_maps_open_pinned(ctx->pin_dir, m);
 
 	if (err == -ENOENT)
 		return xrl_error(ctx, XRL_EXIT_FAIL,

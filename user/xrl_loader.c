@@ -397,8 +397,12 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 		return xrl_lock_report(ctx, err);
 	err = xrl_maps_open_pinned(ctx->pin_dir, &m);
 	if (err) {
-		rc = err == -ENOENT ? xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance)
-				    : xrl_instance_open(ctx, &m);   /* says why (permission denied, ...) */
+		if (err == -ENOENT)
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
+		else
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps in %s: %s", ctx->pin_dir,
+				       err == -EACCES || err == -EPERM ? "permission denied (run as root)"
+								: strerror(-err));
 		goto out_unlock;
 	}
 	/*

@@ -283,10 +283,11 @@ section "4. under ip netns exec, where the host's bpffs is not visible"
 k_before=$(rules_of "$K")
 ip netns add "$N" || xrlt_fail "cannot create namespace $N"
 ip link set "$I4"p netns "$N" || xrlt_fail "cannot move ${I4}p to $N"
-for c in "status" "--instance $K rule list" "--instance $K stats" "--instance $K rule add 10.9.0.0/16 --deny" \
-	"--instance $K detach $I1" "--instance $L attach ${I4}p"; do
+for c in "status" "--instance $K rule list" "--instance $K rule save" "--instance $K stats" "--instance $K top" \
+	"--instance $K rule add 10.9.0.0/16 --deny" "--instance $K detach $I1" "--instance $K daemon" \
+	"--instance $L attach ${I4}p"; do
 	# shellcheck disable=SC2086  # c is split on purpose
-	out=$(ip netns exec "$N" "$XRL" $c 2>&1)
+	out=$(timeout 20 ip netns exec "$N" "$XRL" $c 2>&1)
 	rc=$?
 	[ "$rc" = 1 ] && [[ $out == *"not visible in this mount namespace"* ]] && [[ $out == *"nsenter --net=/run/netns/$N "* ]] &&
 		ok "ip netns exec $N xrl $c: exit 1, says the pins are not visible and to use nsenter" ||
@@ -317,9 +318,9 @@ else
 	bad "MemAvailable $avail B: the machine has room for --max-sources $big, cannot test the refusal"
 fi
 must "$L" attach "$I4" --max-sources 1000
-for c in "status" "rule list" "rule add 10.9.0.0/16 --deny" "stats" "detach $I4" "attach $I5"; do
+for c in "status" "rule list" "rule save" "rule add 10.9.0.0/16 --deny" "stats" "top" "daemon" "detach $I4" "attach $I5"; do
 	# shellcheck disable=SC2086
-	out=$(cd / && runuser -u nobody -- "$XRL" --instance "$L" $c 2>&1)
+	out=$(cd / && timeout 20 runuser -u nobody -- "$XRL" --instance "$L" $c 2>&1)
 	rc=$?
 	[ "$rc" = 1 ] && [[ ${out,,} == *"permission denied"* ]] && [[ $out != *"not attached"* ]] &&
 		ok "as nobody: xrl $c: exit 1, permission denied" || bad "as nobody: xrl $c: exit $rc: $out"
