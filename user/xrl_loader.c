@@ -217,6 +217,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE,
 				 "usage: xrl attach IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]");
+	given_sources = max_sources != 0;
 	iface = argv[optind];
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
@@ -261,7 +262,6 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		max_sources = have;
 		malformed = (int)cfg.malformed_policy;
 	}
-	given_sources = max_sources != 0;
 	if (!max_sources)
 		max_sources = XRL_DEFAULT_SOURCES;
 	if (malformed < 0)
