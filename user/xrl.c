@@ -198,7 +198,7 @@ int xrl_pin_root_ready(bool create)
 	lock_why[0] = 0;
 	if (!bpffs_here())
 		return lock_refuse(-EMEDIUMTYPE,
-				   "bpffs pins are not visible in this mount namespace (/sys/fs/bpf is not a bpffs here; 'ip netns exec' remounts /sys and hides them): run xrl in the host's mount namespace, e.g. 'nsenter --net=/run/netns/%s xrl ...' instead of 'ip netns exec %s xrl ...', or mount bpffs here first ('mount -t bpf bpf /sys/fs/bpf') for instances of this namespace only",
+				   "bpffs pins are not visible in this mount namespace (/sys/fs/bpf is not a bpffs here; 'ip netns exec' remounts /sys and hides them): run xrl in the host's mount namespace, e.g. 'nsenter --net=/run/netns/%s xrl ...' instead of 'ip netns exec %s xrl ...', or, in a mount namespace that lasts (a container), mount a bpffs there first ('mount -t bpf bpf /sys/fs/bpf') for instances of its own (one mounted under 'ip netns exec' goes with the command)",
 				   named_netns(ns, sizeof(ns)) ? ns : "NAME", named_netns(ns, sizeof(ns)) ? ns : "NAME");
 	if (create && geteuid() != 0)
 		return lock_refuse(-EACCES, "permission denied: attaching needs root (run as root)");
