@@ -298,6 +298,10 @@ int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 	if (err)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps of instance '%s' in %s: %s",
 				 ctx->instance, ctx->pin_dir, strerror(-err));
+	if (xrl_map_max_entries(m->rule_defs) != 2 * XRL_MAX_RULES) {
+		xrl_maps_close(m);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
+	}
 	if (xrl_iface_count(m) == 0) {
 		xrl_maps_close(m);
 		return xrl_error(ctx, XRL_EXIT_FAIL,

@@ -233,6 +233,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		struct xrl_iface cur;
 		__u32 idx, have = xrl_map_max_entries(m.buckets_v4);
 
+		if (xrl_map_max_entries(m.rule_defs) != 2 * XRL_MAX_RULES) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
+			goto out;
+		}
 		if (iface_lookup(&m, iface, &idx, &cur)) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s%s%s%s",
 				       ctx->instance, iface, strncmp(cur.name, iface, sizeof(cur.name)) ? " (attached as " : "",

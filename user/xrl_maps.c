@@ -98,6 +98,12 @@ int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
  * its main thread applies rules. xrl_ruleset_apply keeps its statics: rule
  * changes are serialized by the instance lock.
  */
+/* xrl_rule_defs with a half per generation; an instance pinned by an older xrl has one: -EPROTO. */
+static int defs_layout_ok(const struct xrl_maps *m)
+{
+	return xrl_map_max_entries(m->rule_defs) == 2 * XRL_MAX_RULES ? 0 : -EPROTO;
+}
+
 int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n)
 {
 	struct xrl_rule_def *all = calloc(XRL_MAX_RULES, sizeof(*all));
@@ -110,6 +116,8 @@ int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 
 		err = -ENOMEM;
 		goto out;
 	}
+	if ((err = defs_layout_ok(m)))
+		goto out;
 	/*
 	 * The half of the generation in force (XRL_RULE_DEFS_SLOT). A writer
 	 * only writes the other half; one that switched twice while this read
@@ -275,6 +283,10 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 				xrl_rule_format_match(&in[i], t, sizeof(t));
 				return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;
 			}
+	if (defs_layout_ok(m))
+		return xrl_fail(err, errlen,
+				"the instance was pinned by an older xrl (xrl_rule_defs has %u entries, not %u): detach it everywhere and attach it again",
+				xrl_map_max_entries(m->rule_defs), 2 * XRL_MAX_RULES), -EPROTO;
 	if ((rc = xrl_read_config(m, &cfg)) || (rc = xrl_ruleset_read(m, cur, cur_ids, &ncur)))
 		return xrl_fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
 
