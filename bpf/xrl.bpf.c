@@ -90,7 +90,7 @@ struct {
 /* Controller-only state, pinned beside the data path's maps. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
+	__uint(max_entries, 2 * XRL_MAX_RULES);   /* XRL_RULE_DEFS_SLOT: one half per generation parity */
 	__type(key, __u32);
 	__type(value, struct xrl_rule_def);
 } xrl_rule_defs SEC(".maps");

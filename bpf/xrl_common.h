@@ -226,9 +226,17 @@ struct xrl_config {
 
 /*
  * A rule as the operator wrote it, kept in the pinned xrl_rule_defs array
- * (indexed by rule id) so that every xrl invocation sees the whole rule set
- * without a daemon. The data path never reads it.
+ * so that every xrl invocation sees the whole rule set without a daemon.
+ * The data path never reads it. The array holds one copy of the rule set
+ * per generation parity, as the LPM keys carry their generation: rule id
+ * id of generation gen is at XRL_RULE_DEFS_SLOT(gen, id). A rule change
+ * writes the whole half of the next generation, then switches
+ * xrl_config.active_gen, so the definitions and the data path's set change
+ * in the same store: a change killed at any point leaves both old, or both
+ * new.
  */
+#define XRL_RULE_DEFS_SLOT(gen, id) ((((gen) & 1u) * XRL_MAX_RULES) + (id))
+
 struct xrl_rule_def {
 	__u8  in_use;
 	__u8  family;       /* 4 or 6 */

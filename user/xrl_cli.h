@@ -35,10 +35,27 @@ int xrl_lock(struct xrl_ctx *ctx, bool create);
 int xrl_lock_shared(struct xrl_ctx *ctx);
 void xrl_unlock(struct xrl_ctx *ctx);
 /*
+ * Why xrl_lock or xrl_lock_shared failed with err: a refused pin directory
+ * (not root's, a symlink, writable by others), bpffs not visible in this
+ * mount namespace, or errno's text.
+ */
+const char *xrl_lock_strerror(int err);
+/*
+ * The pin root is usable: bpffs visible here, XRL_PIN_ROOT a directory of
+ * root's that no one else can write (create: made 0700 when missing).
+ * 0, -ENOENT when missing, or a refusal (xrl_lock_strerror says why).
+ */
+int xrl_pin_root_ready(bool create);
+/* Report a lock failure (xrl_lock_strerror, permission denied); returns the exit code. */
+int xrl_lock_report(struct xrl_ctx *ctx, int err);
+/*
  * Open an attached instance's maps; on failure reports why (not attached,
  * no permission, ...) and returns the exit code to use.
  */
 int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
+/* Pins of an instance made by an xrl before rule definitions were kept per generation. */
+#define XRL_OLD_PINS_MSG \
+	"the instance was pinned by an older xrl (its rule maps differ): detach it everywhere and attach it again"
 /*
  * Lock the instance (exclusive for writers, shared for readers, so that a
  * reader never sees half a rule change) and open its maps; on failure the

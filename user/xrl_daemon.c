@@ -281,7 +281,7 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 		return rc;
 	rc = xrl_lock(ctx, false);
 	if (rc) {
-		xrl_fail(err, errlen, "cannot lock %s: %s", ctx->pin_dir, strerror(-rc));
+		xrl_fail(err, errlen, "cannot lock %s: %s", ctx->pin_dir, xrl_lock_strerror(rc));
 		return rc;
 	}
 	rc = xrl_maps_open_pinned(ctx->pin_dir, &m);

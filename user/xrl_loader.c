@@ -35,8 +35,24 @@ static int parse_mode(const char *s, enum xdp_attach_mode *mode)
 	return 0;
 }
 
-static bool iface_find(const struct xrl_maps *m, const char *name, __u32 *ifindex,
-		       struct xrl_iface *out)
+/*
+ * Interfaces are recorded by ifindex, which a rename keeps: the record of
+ * the interface called name now is the one at its ifindex.
+ */
+static bool iface_lookup(const struct xrl_maps *m, const char *name, __u32 *ifindex,
+			 struct xrl_iface *out)
+{
+	__u32 idx = if_nametoindex(name);
+
+	if (!idx || bpf_map_lookup_elem(m->ifaces, &idx, out))
+		return false;
+	*ifindex = idx;
+	return true;
+}
+
+/* A record made under name (the interface may since be renamed or gone). */
+static bool iface_find_recorded(const struct xrl_maps *m, const char *name, __u32 *ifindex,
+				struct xrl_iface *out)
 {
 	__u32 key, next;
 	void *prev = NULL;
@@ -55,6 +71,75 @@ static bool iface_find(const struct xrl_maps *m, const char *name, __u32 *ifinde
 		}
 	}
 	return false;
+}
+
+/* The name of ifindex now, in buf (IF_NAMESIZE), or NULL when it is gone. */
+static const char *iface_name_now(__u32 ifindex, char *buf)
+{
+	return if_indextoname(ifindex, buf);
+}
+
+/*
+ * Kernel memory that --max-sources n commits: the maps the loader sizes with
+ * n, xrl_buckets_v4 and xrl_buckets_v6. Assumption: each is a preallocated
+ * hash map (kernel/bpf/hashtab.c), which costs E bytes per element plus B
+ * per bucket, with n rounded up to a power of two buckets; E and B are
+ * measured on two probe maps of the same type, key, value and flags (65536
+ * and 98304 entries, 131072 buckets), from their memlock. Measured here:
+ * E 96, B 16 for the IPv4 map (10M sources: 2.6 GB for both maps).
+ * 0 when the probes cannot be made.
+ */
+static unsigned long long sources_tables_bytes(struct xrl_bpf *skel, __u64 n)
+{
+	struct bpf_map *maps[] = { skel->maps.xrl_buckets_v4, skel->maps.xrl_buckets_v6 };
+	const __u32 p1 = 65536, p2 = 98304;   /* 65536 and 131072 buckets */
+	unsigned long long total = 0, pow2 = 1;
+	size_t i;
+
+	while (pow2 < n)
+		pow2 <<= 1;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(maps[i]));
+		unsigned long long m1, m2;
+		double e, b;
+		int fd1, fd2;
+
+		fd1 = bpf_map_create(bpf_map__type(maps[i]), "xrl_probe", bpf_map__key_size(maps[i]),
+				     bpf_map__value_size(maps[i]), p1, &o);
+		fd2 = bpf_map_create(bpf_map__type(maps[i]), "xrl_probe", bpf_map__key_size(maps[i]),
+				     bpf_map__value_size(maps[i]), p2, &o);
+		m1 = fd1 >= 0 ? xrl_map_memlock(fd1) : 0;
+		m2 = fd2 >= 0 ? xrl_map_memlock(fd2) : 0;
+		if (fd1 >= 0)
+			close(fd1);
+		if (fd2 >= 0)
+			close(fd2);
+		if (!m1 || !m2)
+			return 0;
+		/* m1 = p1 E + 65536 B, m2 = p2 E + 131072 B */
+		e = ((double)m2 - 2.0 * (double)m1) / ((double)p2 - 2.0 * p1);
+		b = ((double)m1 - p1 * e) / 65536.0;
+		if (e <= 0)
+			return 0;
+		total += (unsigned long long)(e * (double)n + (b > 0 ? b : 0) * (double)pow2);
+	}
+	return total;
+}
+
+/* MemAvailable of /proc/meminfo in bytes, 0 when unknown. */
+static unsigned long long mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
 }
 
 /* Is prog_id attached to ifindex now? Sets *multiprog when inside the dispatcher. */
@@ -92,7 +177,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	__u64 max_sources = 0;
 	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
-	bool existed, multiprog = false;
+	bool existed, multiprog = false, given_sources;
 	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
@@ -132,6 +217,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (optind != argc - 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE,
 				 "usage: xrl attach IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]");
+	given_sources = max_sources != 0;
 	iface = argv[optind];
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
@@ -139,8 +225,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 
 	err = xrl_lock(ctx, true);
 	if (err)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot create or lock %s: %s", ctx->pin_dir,
-				 strerror(-err));
+		return xrl_lock_report(ctx, err);
 
 	existed = xrl_maps_open_pinned(ctx->pin_dir, &m) == 0;
 	if (existed) {
@@ -148,9 +233,21 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		struct xrl_iface cur;
 		__u32 idx, have = xrl_map_max_entries(m.buckets_v4);
 
-		if (iface_find(&m, iface, &idx, &cur)) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s",
-				       ctx->instance, iface);
+		if (xrl_map_max_entries(m.rule_defs) != 2 * XRL_MAX_RULES) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
+			goto out;
+		}
+		if (iface_lookup(&m, iface, &idx, &cur)) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s%s%s%s",
+				       ctx->instance, iface, strncmp(cur.name, iface, sizeof(cur.name)) ? " (attached as " : "",
+				       strncmp(cur.name, iface, sizeof(cur.name)) ? cur.name : "",
+				       strncmp(cur.name, iface, sizeof(cur.name)) ? ", since renamed)" : "");
+			goto out;
+		}
+		if (xrl_iface_count(&m) >= XRL_MAX_IFACES) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL,
+				       "instance '%s' is attached to %d interfaces, the most one instance can have: detach one, or attach another --instance",
+				       ctx->instance, XRL_MAX_IFACES);
 			goto out;
 		}
 		xrl_read_config(&m, &cfg);
@@ -178,6 +275,21 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (!skel) {
 		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the XDP program: %s", strerror(errno));
 		goto out;
+	}
+	if (!existed) {
+		/* preallocated: the tables take all their memory at attach */
+		unsigned long long need = sources_tables_bytes(skel, max_sources), avail = mem_available();
+
+		if (need && avail && need > avail) {
+			char n[32], a[32];
+
+			xrl_fmt_bytes((double)need, n, sizeof(n));
+			xrl_fmt_bytes((double)avail, a, sizeof(a));
+			rc = xrl_error(ctx, given_sources ? XRL_EXIT_USAGE : XRL_EXIT_FAIL,
+				       "--max-sources %llu%s needs %s of kernel memory for the source tables (IPv4 and IPv6), more than the %s available (MemAvailable in /proc/meminfo): use a smaller --max-sources",
+				       (unsigned long long)max_sources, given_sources ? "" : " (the default)", n, a);
+			goto out_clean;
+		}
 	}
 	skel->rodata->xrl_malformed_policy = (__u32)malformed;
 	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, (__u32)max_sources);
@@ -273,6 +385,8 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_maps m;
 	struct xrl_iface rec;
+	char now[IF_NAMESIZE];
+	const char *name_now;
 	__u32 ifindex;
 	bool multiprog;
 	__u8 mode;
@@ -280,25 +394,45 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 
 	if (argc != 2 || argv[1][0] == '-')
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl detach IFACE");
-	if (access(ctx->pin_dir, F_OK))
-		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
 	err = xrl_lock(ctx, false);
 	if (err == -ENOENT)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
 	if (err)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", ctx->pin_dir, strerror(-err));
+		return xrl_lock_report(ctx, err);
 	err = xrl_maps_open_pinned(ctx->pin_dir, &m);
 	if (err) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
+		if (err == -ENOENT)
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
+		else
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps in %s: %s", ctx->pin_dir,
+				       err == -EACCES || err == -EPERM ? "permission denied (run as root)"
+								: strerror(-err));
 		goto out_unlock;
 	}
-	if (!iface_find(&m, argv[1], &ifindex, &rec)) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached to %s",
-			       ctx->instance, argv[1]);
-		goto out;
+	/*
+	 * The interface called IFACE now (by its ifindex: renames are followed);
+	 * else a record made under that name whose interface is gone (a deleted
+	 * veth: then only the record is left to remove). A record whose
+	 * interface lives on under another name is refused: detach it by the
+	 * name it has now.
+	 */
+	if (!iface_lookup(&m, argv[1], &ifindex, &rec)) {
+		if (!iface_find_recorded(&m, argv[1], &ifindex, &rec)) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached to %s",
+				       ctx->instance, argv[1]);
+			goto out;
+		}
+		if ((name_now = iface_name_now(ifindex, now))) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL,
+				       "instance '%s' is not attached to %s: the interface it attached as %s (ifindex %u) is now named %s: run 'xrl%s%s detach %s'",
+				       ctx->instance, argv[1], rec.name, ifindex, name_now,
+				       ctx->all_instances ? "" : " --instance ", ctx->all_instances ? "" : ctx->instance,
+				       name_now);
+			goto out;
+		}
 	}
-	/* the interface may be gone (a deleted veth): then only the record is left */
-	if (if_nametoindex(rec.name) == ifindex && prog_attached((int)ifindex, rec.prog_id, &multiprog, &mode)) {
+	name_now = iface_name_now(ifindex, now);
+	if (name_now && prog_attached((int)ifindex, rec.prog_id, &multiprog, &mode)) {
 		struct xdp_program *p = xdp_program__from_id(rec.prog_id);
 
 		err = libxdp_get_error(p);
@@ -354,25 +488,34 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		printf("instance %s\n", name);
 	while (bpf_map_get_next_key(m.ifaces, prev, &next) == 0) {
 		struct xrl_iface rec;
-		bool multiprog = false, live;
+		bool multiprog = false, live, renamed;
+		char now[IF_NAMESIZE];
+		const char *ifname;
 		__u8 mode = 0;
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(m.ifaces, &key, &rec))
 			continue;
-		live = if_nametoindex(rec.name) == key &&
-		       prog_attached((int)key, rec.prog_id, &multiprog, &mode);
-		json_array_append_new(ifs, json_pack("{s:o,s:i,s:s,s:b,s:i,s:b}", "interface",
-						     xrl_json_text(rec.name),
-						     "ifindex", (int)key, "mode", xrl_mode_name(rec.mode),
-						     "multiprog", rec.multiprog, "program_id", (int)rec.prog_id,
-						     "attached", live));
+		/* by ifindex: the name it has now (renames are followed), the recorded one when gone */
+		ifname = iface_name_now(key, now);
+		live = ifname && prog_attached((int)key, rec.prog_id, &multiprog, &mode);
+		renamed = ifname && strncmp(ifname, rec.name, sizeof(rec.name));
+		if (!ifname)
+			ifname = rec.name;
+		o = json_pack("{s:o,s:i,s:s,s:b,s:i,s:b}", "interface", xrl_json_text(ifname),
+			      "ifindex", (int)key, "mode", xrl_mode_name(rec.mode),
+			      "multiprog", rec.multiprog, "program_id", (int)rec.prog_id,
+			      "attached", live);
+		if (renamed)
+			json_object_set_new(o, "attached_as", xrl_json_text(rec.name));
+		json_array_append_new(ifs, o);
 		if (human)
-			printf("  interface %-15s %s mode, %s, program id %u%s\n", rec.name,
+			printf("  interface %-15s %s mode, %s, program id %u%s%s%s%s\n", ifname,
 			       xrl_mode_name(rec.mode),
 			       rec.multiprog ? "in libxdp's dispatcher" : "attached alone (no dispatcher)",
-			       rec.prog_id, live ? "" : "  [NOT ATTACHED: interface or program gone]");
+			       rec.prog_id, renamed ? " (attached as " : "", renamed ? rec.name : "",
+			       renamed ? ")" : "", live ? "" : "  [NOT ATTACHED: interface or program gone]");
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", nrules, "sources", (json_int_t)sources,
@@ -392,13 +535,18 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 	json_t *arr = json_array();
 	struct dirent *de;
 	DIR *d;
-	int n = 0;
+	int n = 0, err;
 
 	(void)argv;
 	if (argc != 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl status");
-	d = opendir(XRL_PIN_ROOT);
-	if (!d && errno != ENOENT) {
+	err = xrl_pin_root_ready(false);
+	if (err && err != -ENOENT) {
+		json_decref(arr);
+		return xrl_lock_report(ctx, err);
+	}
+	d = err ? NULL : opendir(XRL_PIN_ROOT);
+	if (!d && !err) {
 		json_decref(arr);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read %s: %s%s", XRL_PIN_ROOT, strerror(errno),
 				 errno == EACCES || errno == EPERM ? " (run as root)" : "");

@@ -98,21 +98,50 @@ int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
  * its main thread applies rules. xrl_ruleset_apply keeps its statics: rule
  * changes are serialized by the instance lock.
  */
+/* xrl_rule_defs with a half per generation; an instance pinned by an older xrl has one: -EPROTO. */
+static int defs_layout_ok(const struct xrl_maps *m)
+{
+	return xrl_map_max_entries(m->rule_defs) == 2 * XRL_MAX_RULES ? 0 : -EPROTO;
+}
+
 int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n)
 {
 	struct xrl_rule_def *all = calloc(XRL_MAX_RULES, sizeof(*all));
 	__u32 *keys = calloc(XRL_MAX_RULES, sizeof(*keys));
-	__u32 count = XRL_MAX_RULES, batch, id;
-	int err = 0;
+	__u32 count = 0, batch, id, base = 0, prev;
+	struct xrl_config before, after;
+	int err = 0, tries;
 
 	if (!all || !keys) {
 		err = -ENOMEM;
 		goto out;
 	}
-	/* one syscall for the whole array, not one per rule id */
-	if (bpf_map_lookup_batch(m->rule_defs, NULL, &batch, keys, all, &count, NULL) &&
-	    errno != ENOENT) {
-		err = -errno;
+	if ((err = defs_layout_ok(m)))
+		goto out;
+	/*
+	 * The half of the generation in force (XRL_RULE_DEFS_SLOT). A writer
+	 * only writes the other half; one that switched twice while this read
+	 * may have rewritten this one: read again then.
+	 */
+	for (tries = 0; tries < 16; tries++) {
+		if ((err = xrl_read_config(m, &before)))
+			goto out;
+		base = XRL_RULE_DEFS_SLOT(before.active_gen, 0);
+		prev = base - 1;
+		count = XRL_MAX_RULES;
+		/* one syscall for the whole half, not one per rule id */
+		if (bpf_map_lookup_batch(m->rule_defs, base ? &prev : NULL, &batch, keys, all, &count,
+					 NULL) && errno != ENOENT) {
+			err = -errno;
+			goto out;
+		}
+		if ((err = xrl_read_config(m, &after)))
+			goto out;
+		if (after.active_gen == before.active_gen)
+			break;
+	}
+	if (tries == 16) {
+		err = -EAGAIN;
 		goto out;
 	}
 	*n = 0;
@@ -120,7 +149,7 @@ int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 
 		if (!all[id].in_use)
 			continue;
 		defs[*n] = all[id];
-		ids[*n] = keys[id];
+		ids[*n] = keys[id] - base;
 		(*n)++;
 	}
 out:
@@ -210,13 +239,35 @@ static __u32 first_id(const __u8 *state, __u8 want)
 
 enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
 
+/*
+ * Generation gen's whole half of xrl_rule_defs (XRL_RULE_DEFS_SLOT): the
+ * rules at their ids, every other id cleared. One batched syscall; the half
+ * is not read by anyone until the switch to gen.
+ */
+static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *defs,
+			   const __u32 *ids, int n)
+{
+	static struct xrl_rule_def half[XRL_MAX_RULES];
+	static __u32 keys[XRL_MAX_RULES];
+	__u32 count = XRL_MAX_RULES, id;
+	int i;
+
+	memset(half, 0, sizeof(half));
+	for (i = 0; i < n; i++)
+		half[ids[i]] = defs[i];
+	for (id = 0; id < XRL_MAX_RULES; id++)
+		keys[id] = XRL_RULE_DEFS_SLOT(gen, id);
+	if (bpf_map_update_batch(m->rule_defs, keys, half, &count, NULL))
+		return -errno;
+	return count == XRL_MAX_RULES ? 0 : -EIO;
+}
+
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
 {
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
 	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES];
 	static __u8 state[XRL_MAX_RULES];
-	static const struct xrl_rule_def none;
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, rc;
@@ -232,6 +283,10 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 				xrl_rule_format_match(&in[i], t, sizeof(t));
 				return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;
 			}
+	if (defs_layout_ok(m))
+		return xrl_fail(err, errlen,
+				"the instance was pinned by an older xrl (xrl_rule_defs has %u entries, not %u): detach it everywhere and attach it again",
+				xrl_map_max_entries(m->rule_defs), 2 * XRL_MAX_RULES), -EPROTO;
 	if ((rc = xrl_read_config(m, &cfg)) || (rc = xrl_ruleset_read(m, cur, cur_ids, &ncur)))
 		return xrl_fail(err, errlen, "cannot read the instance's maps: %s", strerror(-rc));
 
@@ -278,7 +333,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		if (state[next_ids[i]] == ID_NEW && (rc = zero_rule_stats(m, next_ids[i])))
 			goto sys_fail;
 
-	/* write the new generation beside the live one */
+	/* write the new generation beside the live one: data path's entries, then definitions */
 	gen = cfg.active_gen + 1;
 	if ((rc = purge_all(m, cfg.active_gen)))
 		goto sys_fail;
@@ -293,26 +348,17 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 			goto sys_fail;
 		}
 	}
-	/* the switch: one store */
+	if ((rc = write_defs_half(m, gen, next, next_ids, n))) {
+		purge_all(m, cfg.active_gen);
+		goto sys_fail;
+	}
+	/* the switch, of the data path's set and the operator's view together: one store */
 	cfg.active_gen = gen;
 	if ((rc = xrl_write_config(m, &cfg))) {
 		purge_all(m, gen - 1);
 		goto sys_fail;
 	}
-	purge_all(m, gen);
-
-	/* the operator's view of the rule set: the rules written, released ids cleared */
-	for (i = 0; i < n; i++)
-		if (bpf_map_update_elem(m->rule_defs, &next_ids[i], &next[i], BPF_ANY)) {
-			rc = -errno;
-			goto sys_fail;
-		}
-	for (id = 0; id < XRL_MAX_RULES; id++)
-		if (state[id] == ID_RELEASED &&
-		    bpf_map_update_elem(m->rule_defs, &id, &none, BPF_ANY)) {
-			rc = -errno;
-			goto sys_fail;
-		}
+	purge_all(m, gen);   /* left behind by a crash here: the next change purges it */
 	free(cp);
 	return 0;
 sys_fail:

@@ -47,7 +47,8 @@ int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 
  * match keeps its id (so its counters) and, when its parameters are
  * unchanged, its buckets. Written beside the live set and switched in with
  * one store to xrl_config, so packets see the old set or the new one, never
- * a mix. Nothing changes when it fails: -EINVAL when the rule set itself
+ * a mix; the definitions (xrl_ruleset_read) switch in the same store, so a
+ * change killed at any point leaves old or new for every reader. Nothing changes when it fails: -EINVAL when the rule set itself
  * is refused (input error), another negative value when the maps failed.
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *defs, int n,

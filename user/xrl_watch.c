@@ -169,7 +169,7 @@ static int sample_live(struct xrl_ctx *ctx, const struct xrl_view *v, int rows, 
 	if (err == -ENOENT)
 		goto detached;
 	if (err) {
-		snprintf(why, len, "cannot lock %s: %s", ctx->pin_dir, strerror(-err));
+		snprintf(why, len, "cannot lock %s: %s", ctx->pin_dir, xrl_lock_strerror(err));
 		return err;
 	}
 	err = xrl_maps_open_pinned(ctx->pin_dir, &m);

@@ -856,13 +856,16 @@ int main(int argc, char **argv)
 		struct xrl_bucket_key fk = { .family = 4 };
 		struct xrl_fleet_floor ff = { .until_ns = 0 };
 		struct timespec now;
+		struct xrl_config gc;
 		int id = -1;
-		__u32 k;
+		__u32 k, slot;
 
+		xrl_read_config(&glob.maps, &gc);
 		for (k = 0; k < XRL_MAX_RULES && id < 0; k++) {
 			struct xrl_rule_def d;
 
-			if (!bpf_map_lookup_elem(glob.maps.rule_defs, &k, &d) && d.in_use &&
+			slot = XRL_RULE_DEFS_SLOT(gc.active_gen, k);
+			if (!bpf_map_lookup_elem(glob.maps.rule_defs, &slot, &d) && d.in_use &&
 			    (d.flags & XRL_F_GLOBAL) && d.rate == 1)
 				id = (int)k;
 		}
