@@ -12,6 +12,7 @@
  * tail-calls the program in xrl_bench_next[0] (the xrl program, or the
  * bare drop program to measure this wrapper's own cost). The address list
  * is filled from user space through mmap; its order is the visiting order.
+ * xrl_srcwalk6 does the same to the last 32 bits of an IPv6 source.
  *
  * xrl_probe_*: tail-call targets that do only the per-source state access
  * of the xrl program, with its key and value types and its table size: an
@@ -29,6 +30,7 @@
 
 #define XRL_BENCH_MAX_SRCS (1 << 20)
 #define XRL_BENCH_SADDR_OFF 26   /* Ethernet (14) + offset of saddr in the IPv4 header (12) */
+#define XRL_BENCH_SADDR6_OFF 34  /* Ethernet (14) + saddr (8) in the IPv6 header + 12: its last word */
 
 SEC("xdp")
 int xrl_clk_ktime(struct xdp_md *ctx)
@@ -96,6 +98,27 @@ int xrl_srcwalk(struct xdp_md *ctx)
 	if (!src)
 		return XDP_ABORTED;
 	*(__u32 *)(data + XRL_BENCH_SADDR_OFF) = (__u32)*src;
+	pos++;
+	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
+	bpf_tail_call(ctx, &xrl_bench_next, 0);
+	return XDP_ABORTED;   /* empty slot */
+}
+
+/* The same for an IPv6 frame: the address goes into the source's last 32 bits. */
+SEC("xdp")
+int xrl_srcwalk6(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 pos = xrl_bench_pos;
+	__u64 *src;
+
+	if (data + XRL_BENCH_SADDR6_OFF + 4 > data_end)
+		return XDP_ABORTED;
+	src = bpf_map_lookup_elem(&xrl_bench_srcs, &pos);
+	if (!src)
+		return XDP_ABORTED;
+	*(__u32 *)(data + XRL_BENCH_SADDR6_OFF) = (__u32)*src;
 	pos++;
 	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
 	bpf_tail_call(ctx, &xrl_bench_next, 0);

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "xrl_table.h"
 #include "xrl_cli.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
@@ -91,6 +92,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	};
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	__u64 max_sources = 0;
+	__u32 sets4 = 0, sets6 = 0;
 	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false;
 	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -146,7 +148,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (existed) {
 		struct xrl_config cfg;
 		struct xrl_iface cur;
-		__u32 idx, have = xrl_map_max_entries(m.buckets_v4);
+		__u32 idx, have = xrl_bucket_capacity(m.buckets_v4);
+
+		sets4 = xrl_map_max_entries(m.buckets_v4);
+		sets6 = xrl_map_max_entries(m.buckets_v6);
 
 		if (iface_find(&m, iface, &idx, &cur)) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s",
@@ -154,7 +159,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		xrl_read_config(&m, &cfg);
-		if (max_sources && max_sources != have) {
+		if (max_sources && xrl_table_sets(max_sources, XRL_WAYS4) != sets4) {
 			rc = xrl_error(ctx, XRL_EXIT_USAGE,
 				       "instance '%s' already tracks up to %u sources; --max-sources %llu differs (detach everywhere to change it)",
 				       ctx->instance, have, (unsigned long long)max_sources);
@@ -171,6 +176,11 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (!max_sources)
 		max_sources = XRL_DEFAULT_SOURCES;
+	if (!existed) {
+		/* whole sets of entries, never more than asked for (at least one set) */
+		sets4 = xrl_table_sets(max_sources, XRL_WAYS4);
+		sets6 = xrl_table_sets(max_sources, XRL_WAYS6);
+	}
 	if (malformed < 0)
 		malformed = XRL_MALFORMED_PASS;
 
@@ -180,8 +190,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	skel->rodata->xrl_malformed_policy = (__u32)malformed;
-	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, (__u32)max_sources);
-	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, (__u32)max_sources);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, sets4);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, sets6);
 	{
 		struct bpf_map *map;
 
@@ -375,11 +385,11 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", nrules, "sources", (json_int_t)sources,
-		      "capacity", (int)xrl_map_max_entries(m.buckets_v4),
+		      "capacity", (int)xrl_bucket_capacity(m.buckets_v4),
 		      "malformed", cfg.malformed_policy ? "drop" : "pass");
 	if (human)
 		printf("  rules %d, tracked sources %ld (capacity %u per family), malformed packets: %s\n",
-		       nrules, sources, xrl_map_max_entries(m.buckets_v4),
+		       nrules, sources, xrl_bucket_capacity(m.buckets_v4),
 		       cfg.malformed_policy ? "drop" : "pass");
 	xrl_maps_close(&m);
 	(void)ctx;
