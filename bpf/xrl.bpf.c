@@ -635,7 +635,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
-	__u64 want = xrl_key_word(r->id, addr), k = 0;
+	__u64 want = xrl_key_word(r->id, addr), k = 0, hit = 0;
 	__u32 idx = xrl_set_index(xrl_table_hash4(r->id, addr), cfg->sets_v4), i;
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
@@ -644,14 +644,26 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		gs->insert_failed++;
 		return 0;
 	}
-	for (i = 0; i < XRL_WAYS4; i++) {
+	/* every way tested without a branch: hit is the matching way + 1 (0: none) */
+	for (i = 0; i < XRL_WAYS4; i++)
+		hit |= xrl_way_hit(set->w[i].key, want, i);
+	if (hit) {
+		i = (__u32)(hit - 1) & (XRL_WAYS4 - 1);
 		k = set->w[i].key;
-		if (xrl_key_match(k, want))
-			break;
+		if (xrl_key_match(k, want)) {
+			d.key = k;
+			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+		}
+		/* two ways match (a racing insert of the same source), or it changed: scan */
+		for (i = 0; i < XRL_WAYS4; i++) {
+			k = set->w[i].key;
+			if (xrl_key_match(k, want))
+				break;
+		}
+		d.key = k;
+		if (i < XRL_WAYS4)
+			return xrl_decide(&set->w[i], r, &d, cfg, gs);
 	}
-	d.key = k;
-	if (i < XRL_WAYS4)
-		return xrl_decide(&set->w[i], r, &d, cfg, gs);
 	d.key = want;
 	return xrl_insert4(set, r, &d, cfg, gs);
 }
@@ -662,7 +674,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 					struct xrl_global_stats *gs)
 {
 	__u32 ah = xrl_addr_hash6(a);
-	__u64 want = xrl_key_word(r->id, ah), k = 0;
+	__u64 want = xrl_key_word(r->id, ah), k = 0, hit = 0;
 	__u32 idx = xrl_set_index(xrl_table_hash6(r->id, ah), cfg->sets_v6), i;
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
@@ -671,16 +683,24 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		gs->insert_failed++;
 		return 0;
 	}
-	for (i = 0; i < XRL_WAYS6; i++) {
+	for (i = 0; i < XRL_WAYS6; i++)
+		hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
+	if (hit) {
+		i = (__u32)(hit - 1) & (XRL_WAYS6 - 1);
 		k = set->w[i].e.key;
-		if (xrl_key_match(k, want) && set->w[i].addr[0] == a[0] &&
-		    set->w[i].addr[1] == a[1] && set->w[i].addr[2] == a[2] &&
-		    set->w[i].addr[3] == a[3])
-			break;
+		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+			d.key = k;
+			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+		}
+		for (i = 0; i < XRL_WAYS6; i++) {
+			k = set->w[i].e.key;
+			if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
+				break;
+		}
+		d.key = k;
+		if (i < XRL_WAYS6)
+			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
 	}
-	d.key = k;
-	if (i < XRL_WAYS6)
-		return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
 	d.key = want;
 	__builtin_memcpy(d.addr, a, 16);
 	return xrl_insert6(set, r, &d, cfg, gs);

@@ -27,6 +27,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xrl_common.h"
+#include "xrl_table.h"
 
 #define XRL_BENCH_MAX_SRCS (1 << 20)
 #define XRL_BENCH_SADDR_OFF 26   /* Ethernet (14) + offset of saddr in the IPv4 header (12) */
@@ -223,6 +224,51 @@ int xrl_probe_array_clk(struct xdp_md *ctx)
 	int v = xrl_probe_array(ctx);
 
 	return now ? v : XDP_ABORTED;
+}
+
+/*
+ * The xrl bucket table's shape alone (xrl_table.h): sets of XRL_WAYS4
+ * 40-byte entries, the set found by the same hash, its ways scanned
+ * branch-free for the key word; first packet of a key takes the set's
+ * first free way (XDP_PASS), later ones find it (XDP_DROP).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	__type(key, __u32);
+	__type(value, struct xrl_set4);
+} xrl_probe_set_map SEC(".maps");
+
+SEC("xdp")
+int xrl_probe_set(struct xdp_md *ctx)
+{
+	struct xrl_bucket_key_v4 k;
+	struct xrl_set4 *set;
+	__u64 want, hit = 0;
+	__u32 idx, i;
+
+	if (xrl_probe_key(ctx, &k))
+		return XDP_ABORTED;
+	want = xrl_key_word(0, k.addr);
+	idx = xrl_set_index(xrl_table_hash4(0, k.addr), XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	set = bpf_map_lookup_elem(&xrl_probe_set_map, &idx);
+	if (!set)
+		return XDP_ABORTED;
+	for (i = 0; i < XRL_WAYS4; i++)
+		hit |= xrl_way_hit(set->w[i].key, want, i);
+	if (hit) {
+		i = (__u32)(hit - 1) & (XRL_WAYS4 - 1);
+		return set->w[i].st.tat ? XDP_DROP : XDP_PASS;
+	}
+	for (i = 0; i < XRL_WAYS4; i++) {
+		if (!set->w[i].key) {
+			set->w[i].key = want;
+			set->w[i].st.tat = 1;
+			return XDP_PASS;
+		}
+	}
+	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

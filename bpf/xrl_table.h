@@ -85,6 +85,40 @@ static __always_inline int xrl_key_match(__u64 k, __u64 want)
 	return (k & ~XRL_KEY_VER_MASK) == want;
 }
 
+/*
+ * 1 if d is 0, else 0, computed without a branch. A lookup tests every way
+ * of a set this way: a branch on which way matched would be mispredicted
+ * half the time, and each misprediction waits for the key words to arrive
+ * from memory, where a branch-free scan leaves the core free to run ahead.
+ * The empty asm statements keep the compiler from turning it back into a
+ * comparison (BPF has no set-on-condition: that would be a branch again).
+ */
+static __always_inline __u64 xrl_is_zero(__u64 d)
+{
+	__u64 n = 0 - d, z;
+
+	__asm__ __volatile__("" : "+r"(n));
+	z = ((d | n) >> 63) ^ 1;
+	__asm__ __volatile__("" : "+r"(z));
+	return z;
+}
+
+/* Key word k of way i as a match for want: i + 1 if it matches, else 0 (branch-free). */
+static __always_inline __u64 xrl_way_hit(__u64 k, __u64 want, __u32 i)
+{
+	return (0 - xrl_is_zero((k & ~XRL_KEY_VER_MASK) ^ want)) & (i + 1);
+}
+
+/* The same for an IPv6 way, whose stored address e must equal a as well. */
+static __always_inline __u64 xrl_way_hit6(__u64 k, const __u32 *e, __u64 want, const __u32 *a,
+					  __u32 i)
+{
+	__u64 d = ((k & ~XRL_KEY_VER_MASK) ^ want) |
+		  ((e[0] ^ a[0]) | (e[1] ^ a[1]) | (e[2] ^ a[2]) | (e[3] ^ a[3]));
+
+	return (0 - xrl_is_zero(d)) & (i + 1);
+}
+
 /* Was the entry's state computed for this rule version (its low 18 bits)? */
 static __always_inline int xrl_key_current(__u64 k, __u32 version)
 {
