@@ -648,7 +648,9 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 	for (i = 0; i < XRL_WAYS4; i++)
 		hit |= xrl_way_hit(set->w[i].key, want, i);
 	if (hit) {
-		i = (__u32)(hit - 1) & (XRL_WAYS4 - 1);
+		i = (__u32)(hit - 1);
+		if (i >= XRL_WAYS4)
+			i = 0;
 		k = set->w[i].key;
 		if (xrl_key_match(k, want)) {
 			d.key = k;

@@ -258,7 +258,9 @@ int xrl_probe_set(struct xdp_md *ctx)
 	for (i = 0; i < XRL_WAYS4; i++)
 		hit |= xrl_way_hit(set->w[i].key, want, i);
 	if (hit) {
-		i = (__u32)(hit - 1) & (XRL_WAYS4 - 1);
+		i = (__u32)(hit - 1);
+		if (i >= XRL_WAYS4)
+			i = 0;
 		return set->w[i].st.tat ? XDP_DROP : XDP_PASS;
 	}
 	for (i = 0; i < XRL_WAYS4; i++) {

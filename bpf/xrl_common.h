@@ -210,8 +210,12 @@ struct xrl_slot6 {
 	__u32 addr[4];    /* network order, masked to the rule's /per */
 };
 
+#define XRL_SET4_PAD ((64 - (XRL_WAYS4 * 40) % 64) % 64)
 struct xrl_set4 {
 	struct xrl_entry w[XRL_WAYS4];
+#if XRL_SET4_PAD
+	__u8 _pad[XRL_SET4_PAD];
+#endif
 };
 
 struct xrl_set6 {

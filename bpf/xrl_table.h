@@ -14,7 +14,7 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-_Static_assert(sizeof(struct xrl_set4) == 320, "an IPv4 set is five cache lines");
+_Static_assert(sizeof(struct xrl_set4) % 64 == 0, "an IPv4 set is whole cache lines");
 _Static_assert(sizeof(struct xrl_set6) == 256, "an IPv6 set is four cache lines");
 _Static_assert(XRL_MAX_RULES <= (1 << (XRL_KEY_VER_SHIFT - XRL_KEY_RULE_SHIFT)),
 	       "rule ids fit the key word");
