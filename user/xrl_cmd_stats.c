@@ -91,6 +91,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		      "capacity", (json_int_t)xrl_bucket_capacity(m.buckets_v4),
 		      "created", (json_int_t)g.sources_created, "evicted", (json_int_t)evicted);
 	json_object_set_new(o, "insert_failed", json_integer((json_int_t)g.insert_failed));
+	json_object_set_new(o, "evicted_seen", json_integer((json_int_t)g.evicted_seen));
 	json_object_set_new(o, "cas_contended", json_integer((json_int_t)g.cas_contended));
 	json_object_set_new(o, "events", json_integer((json_int_t)g.events));
 	json_object_set_new(o, "events_suppressed", json_integer((json_int_t)g.events_suppressed));
