@@ -123,9 +123,8 @@ struct xrl_lpm_v6 {
 };
 
 /*
- * Bucket map keys: a rule and a source address masked to the rule's /per.
- * One map per family, so an IPv4 key is 8 bytes: one round of the hash
- * table's jhash and a short compare on every packet.
+ * Hash keys of a rule and a source address masked to the rule's /per: the
+ * LRU-era bucket keys, kept for the bench's probes (xrl_clock.bpf.c).
  */
 struct xrl_bucket_key_v4 {
 	__u32 rule_id;
@@ -145,7 +144,10 @@ struct xrl_bucket_key {
 };
 
 /*
- * Shared per-source bucket. tat words are only written when a packet is
+ * The per-source bucket of the LRU hash tables xrl used before its set
+ * table (xrl_bstate): kept as the value of the decision bench's LRU, hash
+ * and array probes (xrl_clock.bpf.c), which compare table shapes.
+ * tat words are only written when a packet is
  * admitted (compare-and-swap; also the rare refund of a packet token when
  * the byte CAS is lost, and a new bucket is stored even when its first
  * packet is refused); over-limit packets only read them, so a flood does
