@@ -8,6 +8,7 @@
 #include "xrl_common.h"
 #include "xrl_bucket.h"
 #include "xrl_parse.h"
+#include "xrl_table.h"
 
 #define XRL_CAS_TRIES 8
 
@@ -30,19 +31,26 @@ struct {
 	__type(value, struct xrl_prefix_entry);
 } xrl_rules_v6 SEC(".maps");
 
-/* Sized by the loader (--max-sources); LRU so a full table evicts the idlest. */
+/*
+ * The bucket tables: arrays of sets of cache lines (xrl_common.h, xrl_table.h),
+ * sized by the loader (--max-sources, rounded down to whole sets; the set
+ * count is also in xrl_config). MMAPABLE for its page-aligned values: a set
+ * never straddles more cache lines than its own.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key_v4);
-	__type(value, struct xrl_bucket);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	__type(key, __u32);
+	__type(value, struct xrl_set4);
 } xrl_buckets_v4 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key_v6);
-	__type(value, struct xrl_bucket);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS6);
+	__type(key, __u32);
+	__type(value, struct xrl_set6);
 } xrl_buckets_v6 SEC(".maps");
 
 struct {
@@ -317,10 +325,16 @@ static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 l
 }
 
 /*
- * Take cost tokens from one GCRA word. 1: taken; 0: over limit (the word
- * was only read); -1: lost the compare-and-swap race XRL_CAS_TRIES times.
+ * Take cost tokens from one GCRA word of the entry whose key word is at
+ * keyp. 1: taken; 0: over limit (the word was only read); -1: lost the
+ * compare-and-swap race XRL_CAS_TRIES times, or the key word is no longer
+ * key (another CPU replaced the entry, or stored a new rule version): a
+ * replaced entry's TAT is never written for the source it was looked up for
+ * (an insert claims the key word before it writes the TAT, so a CAS against
+ * the old TAT fails).
  */
-static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64 last_ns,
+static __always_inline int xrl_take(__u64 *tatp, const __u64 *keyp, __u64 key,
+				    const struct xrl_gcra *g, __u64 last_ns,
 				    __u64 now_ns, __u64 cost, int fresh, __u64 floor_ns)
 {
 	__u64 old, next;
@@ -330,10 +344,27 @@ static __always_inline int xrl_take(__u64 *tatp, const struct xrl_gcra *g, __u64
 		old = *(volatile __u64 *)tatp;
 		if (!xrl_peek(old, g, last_ns, now_ns, cost, fresh, floor_ns, &next))
 			return 0;
+		if (*(volatile const __u64 *)keyp != key)
+			return -1;
 		if (__sync_val_compare_and_swap(tatp, old, next) == old)
 			return 1;
 	}
 	return -1;
+}
+
+/* Give back a packet token (the byte CAS was lost), unless the entry changed hands. */
+static __always_inline void xrl_refund(__u64 *tatp, const __u64 *keyp, __u64 key, __u64 interval)
+{
+	__u64 old;
+	int i;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		old = *(volatile __u64 *)tatp;
+		if (*(volatile const __u64 *)keyp != key)
+			return;
+		if (__sync_val_compare_and_swap(tatp, old, old - interval) == old)
+			return;
+	}
 }
 
 /*
@@ -351,31 +382,32 @@ static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_c
 	return now_ns;
 }
 
-/* A source seen for the first time: its bucket starts full (a global rule's no fuller than the fleet's floor). */
-static __always_inline int xrl_new_bucket(const struct xrl_rule *r, void *map, const void *key,
-					  __u64 now_ns, __u64 len, __u64 floor_ns,
-					  struct xrl_global_stats *gs)
+/*
+ * The state of a source seen for the first time: its bucket starts full (a
+ * global rule's no fuller than the fleet's floor). Returns its first
+ * packet's verdict; the state is stored whichever it is.
+ */
+static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_ns, __u64 len,
+					   __u64 floor_ns, struct xrl_bstate *nb)
 {
-	struct xrl_bucket nb = { .last_ns = now_ns, .version = r->version };
 	/* a fresh bucket is a full one: the peek of any bucket with fresh set */
-	int pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb.tat);
+	int pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
 
+	nb->tat_bytes = 0;
+	nb->last_ns = now_ns;
+	nb->seen = 0;
 	if (!pass)
-		nb.tat = xrl_to_units(now_ns, r->pkt.shift);
+		nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
-		if (!pass || !xrl_peek(0, &r->byte, 0, now_ns, len, 1, 0, &nb.tat_bytes)) {
+		if (!pass || !xrl_peek(0, &r->byte, 0, now_ns, len, 1, 0, &nb->tat_bytes)) {
 			/* refused by the byte bucket: no packet token spent either */
 			pass = 0;
-			nb.tat = xrl_to_units(now_ns, r->pkt.shift);
-			nb.tat_bytes = xrl_to_units(now_ns, r->byte.shift);
+			nb->tat = xrl_to_units(now_ns, r->pkt.shift);
+			nb->tat_bytes = xrl_to_units(now_ns, r->byte.shift);
 		}
 	}
-	nb.passed = pass;
-	if (bpf_map_update_elem(map, key, &nb, BPF_NOEXIST) == 0) {
-		gs->sources_created++;
-		return pass;
-	}
-	return -1;   /* another CPU created it first, or the insert failed */
+	nb->passed = pass;
+	return pass;
 }
 
 /* A dropped source in this CPU's heavy-hitter sketch. */
@@ -469,35 +501,38 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
 	}
 }
 
+/* What xrl_decide needs besides the entry, the rule, config and counters. */
+struct xrl_dargs {
+	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
+	__u64 len;
+	__u64 now_ns;
+	__u64 floor_ns;
+	__u32 addr[4];    /* IPv6 insert: the masked address */
+};
+
 /*
- * The limit decision in one bucket map. Inlined once per map on each of
- * the local and global paths: a lookup
- * whose map is a constant is inlined by the verifier, one whose map is
- * chosen at run time becomes an indirect call (13 ns more, measured).
+ * The limit decision on a source's entry e (its key word as read in
+ * d->key). The entry is marked seen (one write per insert into its set, not
+ * per packet); over-limit packets write nothing else. A global function,
+ * so the verifier checks it once, not once per way a lookup can match in.
  */
-static __always_inline int xrl_limit_in(void *map, const void *key, const struct xrl_rule *r,
-					__u64 len, __u64 now_ns, __u64 floor_ns,
-					struct xrl_config *cfg, struct xrl_global_stats *gs)
+__noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct xrl_dargs *d,
+			  struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-	struct xrl_bucket *b;
-	__u64 last_ns, next;
+	struct xrl_bstate *b;
+	__u64 last_ns, next, k, now_ns, len;
 	int fresh, got;
 
-	b = bpf_map_lookup_elem(map, key);
-	if (!b) {
-		now_ns = xrl_start_ns(r, cfg, now_ns);
-		got = xrl_new_bucket(r, map, key, now_ns, len, floor_ns, gs);
-		if (got >= 0)
-			return got;
-		b = bpf_map_lookup_elem(map, key);
-		if (!b) {
-			gs->insert_failed++;
-			return 0;
-		}
-	}
-
+	if (!e || !r || !d || !cfg || !gs)
+		return 0;
+	b = &e->st;
+	k = d->key;
+	len = d->len;
+	if (!b->seen)
+		b->seen = 1;
 	last_ns = b->last_ns;
-	fresh = b->version != r->version;
+	fresh = !xrl_key_current(k, r->version);
+	now_ns = d->now_ns;
 	if (fresh)
 		now_ns = xrl_start_ns(r, cfg, now_ns);
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
@@ -507,17 +542,17 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, 0, &next))
 		return 0;
 
-	got = xrl_take(&b->tat, &r->pkt, last_ns, now_ns, 1, fresh, floor_ns);
+	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns);
 	if (got <= 0) {
 		if (got < 0)
 			gs->cas_contended++;
 		return 0;
 	}
 	if (r->flags & XRL_F_BYTES) {
-		got = xrl_take(&b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, 0);
+		got = xrl_take(&b->tat_bytes, &e->key, k, &r->byte, last_ns, now_ns, len, fresh, 0);
 		if (got <= 0) {
 			/* lost the bytes to another CPU meanwhile: give the packet token back */
-			__sync_fetch_and_add(&b->tat, -r->pkt.interval);
+			xrl_refund(&b->tat, &e->key, k, r->pkt.interval);
 			if (got < 0)
 				gs->cas_contended++;
 			return 0;
@@ -526,8 +561,151 @@ static __always_inline int xrl_limit_in(void *map, const void *key, const struct
 	b->last_ns = now_ns;
 	b->passed++;   /* for top only: a rare lost increment between CPUs is harmless */
 	if (fresh)
-		b->version = r->version;
+		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
 	return 1;
+}
+
+/*
+ * A source without an entry: replace the set's lowest-ranked way
+ * (xrl_victim_rank) with a fresh bucket. The way is claimed by a CAS of its
+ * key word to busy, written, then published; a CPU that loses the claim
+ * decides its packet as a failed insert (dropped, insert_failed). An insert
+ * into a set with no empty way clears the set's seen marks.
+ * Keys, seen marks and admission times are read once, here, for the rank.
+ */
+#define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
+	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
+	struct xrl_bstate nb;								\
+	__u32 i, v = WAYS;								\
+	int pass;									\
+											\
+	if (!set || !r || !d || !cfg || !gs)						\
+		return 0;								\
+	want = d->key;									\
+	now_ns = d->now_ns;								\
+	for (i = 0; i < WAYS; i++) {							\
+		k = ENT(i).key;								\
+		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns);		\
+		if (rank < best) {							\
+			best = rank;							\
+			v = i;								\
+			vk = k;								\
+		}									\
+	}										\
+	if (v >= WAYS || __sync_val_compare_and_swap(&ENT(v).key, vk, XRL_KEY_BUSY) != vk) { \
+		gs->insert_failed++;							\
+		return 0;								\
+	}										\
+	now_ns = xrl_start_ns(r, cfg, now_ns);						\
+	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, &nb);			\
+	WRITE_ADDR;									\
+	ENT(v).st = nb;									\
+	if (best) {									\
+		for (i = 0; i < WAYS; i++)						\
+			ENT(i).st.seen = 0;						\
+		if (best > (1ull << 62))						\
+			gs->evicted_seen++;						\
+	}										\
+	__sync_val_compare_and_swap(&ENT(v).key, XRL_KEY_BUSY,				\
+				    xrl_key_with_version(want, r->version));		\
+	gs->sources_created++;								\
+	return pass
+
+__noinline int xrl_insert4(struct xrl_set4 *set, const struct xrl_rule *r, struct xrl_dargs *d,
+			   struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+#define ENT(i) set->w[i]
+	XRL_INSERT_BODY(XRL_WAYS4, (void)0);
+#undef ENT
+}
+
+__noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struct xrl_dargs *d,
+			   struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+#define ENT(i) set->w[i].e
+	XRL_INSERT_BODY(XRL_WAYS6, __builtin_memcpy(set->w[v].addr, d->addr, 16));
+#undef ENT
+}
+
+/*
+ * The limit decision in the IPv4 table for a masked address: one set, its
+ * ways scanned for the key word (the address itself is the tag).
+ */
+static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __u64 len,
+					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
+					struct xrl_global_stats *gs)
+{
+	__u64 want = xrl_key_word(r->id, addr), k = 0, hit = 0;
+	__u32 idx = xrl_set_index(xrl_table_hash4(r->id, addr), cfg->sets_v4), i;
+	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
+	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
+
+	if (!set) {
+		gs->insert_failed++;
+		return 0;
+	}
+	/* every way tested without a branch: hit is the matching way + 1 (0: none) */
+	for (i = 0; i < XRL_WAYS4; i++)
+		hit |= xrl_way_hit(set->w[i].key, want, i);
+	if (hit) {
+		i = (__u32)(hit - 1);
+		if (i >= XRL_WAYS4)
+			i = 0;
+		k = set->w[i].key;
+		if (xrl_key_match(k, want)) {
+			d.key = k;
+			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+		}
+		/* two ways match (a racing insert of the same source), or it changed: scan */
+		for (i = 0; i < XRL_WAYS4; i++) {
+			k = set->w[i].key;
+			if (xrl_key_match(k, want))
+				break;
+		}
+		d.key = k;
+		if (i < XRL_WAYS4)
+			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+	}
+	d.key = want;
+	return xrl_insert4(set, r, &d, cfg, gs);
+}
+
+/* The same in the IPv6 table: the key word holds an address hash, the entry the address. */
+static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 len,
+					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
+					struct xrl_global_stats *gs)
+{
+	__u32 ah = xrl_addr_hash6(a);
+	__u64 want = xrl_key_word(r->id, ah), k = 0, hit = 0;
+	__u32 idx = xrl_set_index(xrl_table_hash6(r->id, ah), cfg->sets_v6), i;
+	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
+	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
+
+	if (!set) {
+		gs->insert_failed++;
+		return 0;
+	}
+	for (i = 0; i < XRL_WAYS6; i++)
+		hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
+	if (hit) {
+		i = (__u32)(hit - 1) & (XRL_WAYS6 - 1);
+		k = set->w[i].e.key;
+		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+			d.key = k;
+			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+		}
+		for (i = 0; i < XRL_WAYS6; i++) {
+			k = set->w[i].e.key;
+			if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
+				break;
+		}
+		d.key = k;
+		if (i < XRL_WAYS6)
+			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+	}
+	d.key = want;
+	__builtin_memcpy(d.addr, a, 16);
+	return xrl_insert6(set, r, &d, cfg, gs);
 }
 
 /*
@@ -579,24 +757,20 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
 		__sync_fetch_and_add(&u->dropped, XRL_FLEET_DROP_SAMPLE);
 }
 
-/* The bucket decision in the family's map, under the fleet's floor (0: none). */
+/* The bucket decision in the family's table, under the fleet's floor (0: none). */
 static __always_inline int xrl_limit_family(const struct xrl_rule *r, const struct xrl_pkt *p,
 					    __u64 len, __u64 now_ns, __u64 floor_ns,
 					    struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	if (p->family == 4) {
-		struct xrl_bucket_key_v4 k4 = {
-			.rule_id = r->id,
-			.addr = xrl_mask_v4(p->saddr[0], r->per_len),
-		};
-
-		return xrl_limit_in(&xrl_buckets_v4, &k4, r, len, now_ns, floor_ns, cfg, gs);
+		return xrl_limit_v4(r, xrl_mask_v4(p->saddr[0], r->per_len), len, now_ns, floor_ns,
+				    cfg, gs);
 	} else {
-		struct xrl_bucket_key_v6 k6 = { .rule_id = r->id };
+		__u32 a[4];
 
-		__builtin_memcpy(k6.addr, p->saddr, 16);
-		xrl_mask_v6(k6.addr, r->per_len);
-		return xrl_limit_in(&xrl_buckets_v6, &k6, r, len, now_ns, floor_ns, cfg, gs);
+		__builtin_memcpy(a, p->saddr, 16);
+		xrl_mask_v6(a, r->per_len);
+		return xrl_limit_v6(r, a, len, now_ns, floor_ns, cfg, gs);
 	}
 }
 
@@ -612,17 +786,11 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	xrl_make_key(r, p, &key);
 	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
 		return 0;
-	/* the bucket keys from the masked key: the address is masked once */
-	if (p->family == 4) {
-		struct xrl_bucket_key_v4 k4 = { .rule_id = r->id, .addr = key.addr[0] };
-
-		pass = xrl_limit_in(&xrl_buckets_v4, &k4, r, len, now_ns, floor_ns, cfg, gs);
-	} else {
-		struct xrl_bucket_key_v6 k6 = { .rule_id = r->id };
-
-		__builtin_memcpy(k6.addr, key.addr, 16);
-		pass = xrl_limit_in(&xrl_buckets_v6, &k6, r, len, now_ns, floor_ns, cfg, gs);
-	}
+	/* the bucket lookup from the masked key: the address is masked once */
+	if (p->family == 4)
+		pass = xrl_limit_v4(r, key.addr[0], len, now_ns, floor_ns, cfg, gs);
+	else
+		pass = xrl_limit_v6(r, key.addr, len, now_ns, floor_ns, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(&key, now_ns, pass);

@@ -12,6 +12,7 @@
  * tail-calls the program in xrl_bench_next[0] (the xrl program, or the
  * bare drop program to measure this wrapper's own cost). The address list
  * is filled from user space through mmap; its order is the visiting order.
+ * xrl_srcwalk6 does the same to the last 32 bits of an IPv6 source.
  *
  * xrl_probe_*: tail-call targets that do only the per-source state access
  * of the xrl program, with its key and value types and its table size: an
@@ -26,9 +27,11 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "xrl_common.h"
+#include "xrl_table.h"
 
 #define XRL_BENCH_MAX_SRCS (1 << 20)
 #define XRL_BENCH_SADDR_OFF 26   /* Ethernet (14) + offset of saddr in the IPv4 header (12) */
+#define XRL_BENCH_SADDR6_OFF 34  /* Ethernet (14) + saddr (8) in the IPv6 header + 12: its last word */
 
 SEC("xdp")
 int xrl_clk_ktime(struct xdp_md *ctx)
@@ -96,6 +99,27 @@ int xrl_srcwalk(struct xdp_md *ctx)
 	if (!src)
 		return XDP_ABORTED;
 	*(__u32 *)(data + XRL_BENCH_SADDR_OFF) = (__u32)*src;
+	pos++;
+	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
+	bpf_tail_call(ctx, &xrl_bench_next, 0);
+	return XDP_ABORTED;   /* empty slot */
+}
+
+/* The same for an IPv6 frame: the address goes into the source's last 32 bits. */
+SEC("xdp")
+int xrl_srcwalk6(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 pos = xrl_bench_pos;
+	__u64 *src;
+
+	if (data + XRL_BENCH_SADDR6_OFF + 4 > data_end)
+		return XDP_ABORTED;
+	src = bpf_map_lookup_elem(&xrl_bench_srcs, &pos);
+	if (!src)
+		return XDP_ABORTED;
+	*(__u32 *)(data + XRL_BENCH_SADDR6_OFF) = (__u32)*src;
 	pos++;
 	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
 	bpf_tail_call(ctx, &xrl_bench_next, 0);
@@ -200,6 +224,53 @@ int xrl_probe_array_clk(struct xdp_md *ctx)
 	int v = xrl_probe_array(ctx);
 
 	return now ? v : XDP_ABORTED;
+}
+
+/*
+ * The xrl bucket table's shape alone (xrl_table.h): sets of XRL_WAYS4
+ * 40-byte entries, the set found by the same hash, its ways scanned
+ * branch-free for the key word; first packet of a key takes the set's
+ * first free way (XDP_PASS), later ones find it (XDP_DROP).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	__type(key, __u32);
+	__type(value, struct xrl_set4);
+} xrl_probe_set_map SEC(".maps");
+
+SEC("xdp")
+int xrl_probe_set(struct xdp_md *ctx)
+{
+	struct xrl_bucket_key_v4 k;
+	struct xrl_set4 *set;
+	__u64 want, hit = 0;
+	__u32 idx, i;
+
+	if (xrl_probe_key(ctx, &k))
+		return XDP_ABORTED;
+	want = xrl_key_word(0, k.addr);
+	idx = xrl_set_index(xrl_table_hash4(0, k.addr), XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	set = bpf_map_lookup_elem(&xrl_probe_set_map, &idx);
+	if (!set)
+		return XDP_ABORTED;
+	for (i = 0; i < XRL_WAYS4; i++)
+		hit |= xrl_way_hit(set->w[i].key, want, i);
+	if (hit) {
+		i = (__u32)(hit - 1);
+		if (i >= XRL_WAYS4)
+			i = 0;
+		return set->w[i].st.tat ? XDP_DROP : XDP_PASS;
+	}
+	for (i = 0; i < XRL_WAYS4; i++) {
+		if (!set->w[i].key) {
+			set->w[i].key = want;
+			set->w[i].st.tat = 1;
+			return XDP_PASS;
+		}
+	}
+	return XDP_PASS;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

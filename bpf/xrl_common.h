@@ -16,7 +16,7 @@
 #define XRL_MAX_RULES        4096    /* rule ids index the per-rule counters */
 #define XRL_MAX_MATCH        8       /* rules one prefix entry can hold, own + inherited */
 #define XRL_MAX_PREFIXES     16384   /* entries per LPM trie */
-#define XRL_DEFAULT_SOURCES  1048576 /* LRU bucket map size unless the operator sets it */
+#define XRL_DEFAULT_SOURCES  1048576 /* bucket table entries unless the operator sets it (rounded down to sets) */
 #define XRL_MAX_VLAN         2       /* 802.1Q and 802.1ad (QinQ) */
 #define XRL_MAX_EXT_HDRS     8       /* IPv6 extension headers walked before giving up */
 
@@ -123,9 +123,8 @@ struct xrl_lpm_v6 {
 };
 
 /*
- * Bucket map keys: a rule and a source address masked to the rule's /per.
- * One map per family, so an IPv4 key is 8 bytes: one round of the hash
- * table's jhash and a short compare on every packet.
+ * Hash keys of a rule and a source address masked to the rule's /per: the
+ * LRU-era bucket keys, kept for the bench's probes (xrl_clock.bpf.c).
  */
 struct xrl_bucket_key_v4 {
 	__u32 rule_id;
@@ -145,7 +144,10 @@ struct xrl_bucket_key {
 };
 
 /*
- * Shared per-source bucket. tat words are only written when a packet is
+ * The per-source bucket of the LRU hash tables xrl used before its set
+ * table (xrl_bstate): kept as the value of the decision bench's LRU, hash
+ * and array probes (xrl_clock.bpf.c), which compare table shapes.
+ * tat words are only written when a packet is
  * admitted (compare-and-swap; also the rare refund of a packet token when
  * the byte CAS is lost, and a new bucket is stored even when its first
  * packet is refused); over-limit packets only read them, so a flood does
@@ -158,6 +160,69 @@ struct xrl_bucket {
 	__u64 passed;     /* packets admitted (written with the tat, never on drops) */
 	__u32 version;    /* rule version the tats were computed for */
 	__u32 _pad;
+};
+
+/*
+ * The bucket tables (xrl_buckets_v4, xrl_buckets_v6): arrays of sets of
+ * whole cache lines (page-aligned, as BPF_F_MMAPABLE arrays are): 8 IPv4
+ * entries of 40 bytes in 320, or 4 IPv6 entries of 56 bytes in 256. A source's set is
+ * chosen by a hash of (rule, masked address); lookup scans the set's ways,
+ * so its cost does not grow with the number of sources. An entry is its key
+ * word and its state in place:
+ *
+ *   key word: bit 63 valid, bit 62 busy (being written by an insert), bits
+ *   44..61 the rule version the state was computed for (low 18 bits), bits
+ *   32..43 the rule id, bits 0..31 the IPv4 address (network order) or, for
+ *   IPv6, a 32-bit hash of the address, whose 16 bytes follow the entry's state
+ *   (the match compares all of them: no two sources ever share an entry).
+ *
+ * The version does not take part in the match: an entry of an older
+ * version is the same source's bucket, decided as fresh (full), as before.
+ * An insert claims a way by compare-and-swap of its key word to busy,
+ * writes the state, then publishes the key; see docs/DESIGN.md for the
+ * replacement policy. The 32-byte state is the per-source payload of an
+ * algorithm: today the GCRA words; a window algorithm stores its counters
+ * in the same 32 bytes.
+ */
+#define XRL_WAYS4        8
+#define XRL_WAYS6        4
+#define XRL_KEY_VALID    (1ull << 63)
+#define XRL_KEY_BUSY     (1ull << 62)
+#define XRL_KEY_VER_SHIFT 44
+#define XRL_KEY_VER_BITS 18
+#define XRL_KEY_VER_MASK (((1ull << XRL_KEY_VER_BITS) - 1) << XRL_KEY_VER_SHIFT)
+#define XRL_KEY_RULE_SHIFT 32   /* 12 bits: rule ids are below XRL_MAX_RULES (4096) */
+
+struct xrl_bstate {
+	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
+	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
+	__u64 last_ns;    /* clock at the last admission (or at the insert) */
+	__u32 passed;     /* packets admitted (written with the tat, never on drops) */
+	__u32 seen;       /* looked up since the last insert into its set */
+};
+
+/* An entry: key word and state; an IPv6 entry has its address after these. */
+struct xrl_entry {
+	__u64 key;
+	struct xrl_bstate st;
+};
+
+struct xrl_slot6 {
+	struct xrl_entry e;
+	__u32 addr[4];    /* network order, masked to the rule's /per */
+};
+
+#define XRL_SET4_PAD ((64 - (XRL_WAYS4 * 40) % 64) % 64)
+struct xrl_set4 {
+	struct xrl_entry w[XRL_WAYS4];
+#if XRL_SET4_PAD
+	__u8 _pad[XRL_SET4_PAD];
+#endif
+};
+
+struct xrl_set6 {
+	struct xrl_slot6 w[XRL_WAYS6];
+	__u64 _spare[4];
 };
 
 /*
@@ -205,6 +270,7 @@ struct xrl_global_stats {
 	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */
 	__u64 events;           /* limit events written to the ring buffer */
 	__u64 events_suppressed;  /* limit events over the in-kernel bound, or ring full */
+	__u64 evicted_seen;     /* inserts that replaced an entry looked up since its set's last insert */
 };
 
 /* Runtime knobs and instance settings in the single-entry xrl_config array. */
@@ -222,6 +288,8 @@ struct xrl_config {
 	__u64 tick_ns;
 	__u64 jiffy_off;
 	__u64 event_tat;        /* GCRA word of the in-kernel bound on limit events */
+	__u32 sets_v4;          /* sets of xrl_buckets_v4 (its max_entries), written by xrl_config_init */
+	__u32 sets_v6;
 };
 
 /*

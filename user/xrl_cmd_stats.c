@@ -88,9 +88,10 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		      "passed_bytes", (json_int_t)passed_bytes, "dropped_bytes", (json_int_t)g.dropped_bytes,
 		      "malformed", (json_int_t)g.malformed, "non_ip", (json_int_t)g.non_ip,
 		      "no_rule", (json_int_t)g.no_rule, "sources", (json_int_t)sources,
-		      "capacity", (json_int_t)xrl_map_max_entries(m.buckets_v4),
+		      "capacity", (json_int_t)xrl_bucket_capacity(m.buckets_v4),
 		      "created", (json_int_t)g.sources_created, "evicted", (json_int_t)evicted);
 	json_object_set_new(o, "insert_failed", json_integer((json_int_t)g.insert_failed));
+	json_object_set_new(o, "evicted_seen", json_integer((json_int_t)g.evicted_seen));
 	json_object_set_new(o, "cas_contended", json_integer((json_int_t)g.cas_contended));
 	json_object_set_new(o, "events", json_integer((json_int_t)g.events));
 	json_object_set_new(o, "events_suppressed", json_integer((json_int_t)g.events_suppressed));
@@ -110,7 +111,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_fmt_count((double)g.non_ip, b, sizeof(b));
 		xrl_fmt_count((double)g.no_rule, c, sizeof(c));
 		printf("malformed %s, non-IP %s, no rule %s; %ld sources tracked (capacity %u per family), %llu evicted\n\n",
-		       a, b, c, sources, xrl_map_max_entries(m.buckets_v4), (unsigned long long)evicted);
+		       a, b, c, sources, xrl_bucket_capacity(m.buckets_v4), (unsigned long long)evicted);
 		printf("%-40s %-6s %10s %10s %10s %10s\n", "RULE", "ACTION", "PASSED", "DROPPED",
 		       "PASS B", "DROP B");
 		for (i = 0; i < n; i++) {

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "xrl_table.h"
 #include "xrl_cli.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
@@ -80,28 +81,27 @@ static const char *iface_name_now(__u32 ifindex, char *buf)
 }
 
 /*
- * Kernel memory that --max-sources n commits: the maps the loader sizes with
- * n, xrl_buckets_v4 and xrl_buckets_v6. Assumption: each is a preallocated
- * hash map (kernel/bpf/hashtab.c), which costs E bytes per element plus B
- * per bucket, with n rounded up to a power of two buckets; E and B are
- * measured on two probe maps of the same type, key, value and flags (65536
- * and 98304 entries, 131072 buckets), from their memlock. Measured here:
- * E 96, B 16 for the IPv4 map (10M sources: 2.6 GB for both maps).
- * 0 when the probes cannot be made.
+ * Kernel memory that --max-sources commits: the maps the loader sizes,
+ * xrl_buckets_v4 (sets4 sets) and xrl_buckets_v6 (sets6 sets). Assumption:
+ * each is an array (kernel/bpf/arraymap.c), all of it allocated at creation,
+ * whose memory grows linearly with its entries (a set each); the bytes per
+ * set and the fixed part are measured on two probe maps of the same type,
+ * value size and flags (4096 and 8192 sets), from their memlock. Measured
+ * here: 320 bytes per IPv4 set (40 per source), 256 per IPv6 set (64 per
+ * source). 0 when the probes cannot be made.
  */
-static unsigned long long sources_tables_bytes(struct xrl_bpf *skel, __u64 n)
+static unsigned long long sources_tables_bytes(struct xrl_bpf *skel, __u32 sets4, __u32 sets6)
 {
 	struct bpf_map *maps[] = { skel->maps.xrl_buckets_v4, skel->maps.xrl_buckets_v6 };
-	const __u32 p1 = 65536, p2 = 98304;   /* 65536 and 131072 buckets */
-	unsigned long long total = 0, pow2 = 1;
+	const __u32 sets[] = { sets4, sets6 };
+	const __u32 p1 = 4096, p2 = 8192;
+	unsigned long long total = 0;
 	size_t i;
 
-	while (pow2 < n)
-		pow2 <<= 1;
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(maps[i]));
 		unsigned long long m1, m2;
-		double e, b;
+		double per, fixed;
 		int fd1, fd2;
 
 		fd1 = bpf_map_create(bpf_map__type(maps[i]), "xrl_probe", bpf_map__key_size(maps[i]),
@@ -114,14 +114,11 @@ static unsigned long long sources_tables_bytes(struct xrl_bpf *skel, __u64 n)
 			close(fd1);
 		if (fd2 >= 0)
 			close(fd2);
-		if (!m1 || !m2)
+		if (!m1 || !m2 || m2 <= m1)
 			return 0;
-		/* m1 = p1 E + 65536 B, m2 = p2 E + 131072 B */
-		e = ((double)m2 - 2.0 * (double)m1) / ((double)p2 - 2.0 * p1);
-		b = ((double)m1 - p1 * e) / 65536.0;
-		if (e <= 0)
-			return 0;
-		total += (unsigned long long)(e * (double)n + (b > 0 ? b : 0) * (double)pow2);
+		per = ((double)m2 - (double)m1) / (double)(p2 - p1);
+		fixed = (double)m1 - per * p1;
+		total += (unsigned long long)(per * (double)sets[i] + (fixed > 0 ? fixed : 0));
 	}
 	return total;
 }
@@ -176,6 +173,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	};
 	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
 	__u64 max_sources = 0;
+	__u32 sets4 = 0, sets6 = 0;
 	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false, given_sources;
 	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -231,7 +229,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (existed) {
 		struct xrl_config cfg;
 		struct xrl_iface cur;
-		__u32 idx, have = xrl_map_max_entries(m.buckets_v4);
+		__u32 idx, have = xrl_bucket_capacity(m.buckets_v4);
+
+		sets4 = xrl_map_max_entries(m.buckets_v4);
+		sets6 = xrl_map_max_entries(m.buckets_v6);
 
 		if (xrl_map_max_entries(m.rule_defs) != 2 * XRL_MAX_RULES) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
@@ -251,7 +252,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 		xrl_read_config(&m, &cfg);
-		if (max_sources && max_sources != have) {
+		if (max_sources && xrl_table_sets(max_sources, XRL_WAYS4) != sets4) {
 			rc = xrl_error(ctx, XRL_EXIT_USAGE,
 				       "instance '%s' already tracks up to %u sources; --max-sources %llu differs (detach everywhere to change it)",
 				       ctx->instance, have, (unsigned long long)max_sources);
@@ -268,6 +269,11 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (!max_sources)
 		max_sources = XRL_DEFAULT_SOURCES;
+	if (!existed) {
+		/* whole sets of entries, never more than asked for (at least one set) */
+		sets4 = xrl_table_sets(max_sources, XRL_WAYS4);
+		sets6 = xrl_table_sets(max_sources, XRL_WAYS6);
+	}
 	if (malformed < 0)
 		malformed = XRL_MALFORMED_PASS;
 
@@ -278,7 +284,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	}
 	if (!existed) {
 		/* preallocated: the tables take all their memory at attach */
-		unsigned long long need = sources_tables_bytes(skel, max_sources), avail = mem_available();
+		unsigned long long need = sources_tables_bytes(skel, sets4, sets6), avail = mem_available();
 
 		if (need && avail && need > avail) {
 			char n[32], a[32];
@@ -292,8 +298,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		}
 	}
 	skel->rodata->xrl_malformed_policy = (__u32)malformed;
-	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, (__u32)max_sources);
-	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, (__u32)max_sources);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, sets4);
+	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, sets6);
 	{
 		struct bpf_map *map;
 
@@ -519,11 +525,11 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", nrules, "sources", (json_int_t)sources,
-		      "capacity", (int)xrl_map_max_entries(m.buckets_v4),
+		      "capacity", (int)xrl_bucket_capacity(m.buckets_v4),
 		      "malformed", cfg.malformed_policy ? "drop" : "pass");
 	if (human)
 		printf("  rules %d, tracked sources %ld (capacity %u per family), malformed packets: %s\n",
-		       nrules, sources, xrl_map_max_entries(m.buckets_v4),
+		       nrules, sources, xrl_bucket_capacity(m.buckets_v4),
 		       cfg.malformed_policy ? "drop" : "pass");
 	xrl_maps_close(&m);
 	(void)ctx;

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "xrl_maps.h"
 #include "xrl_rule.h"
+#include "xrl_table.h"
 
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
@@ -82,6 +84,8 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	struct xrl_config cfg = { .malformed_policy = malformed_policy };
 
 	cfg.tick_ns = xrl_coarse_tick_ns();
+	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
+	cfg.sets_v6 = xrl_map_max_entries(m->buckets_v6);
 	return xrl_write_config(m, &cfg);
 }
 
@@ -455,33 +459,54 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 	return 0;
 }
 
+/* Ways per set of a bucket table, told by its name (xrl_buckets_v4 or _v6); 0: not one. */
+static __u32 table_ways(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	if (!strcmp(info.name, "xrl_buckets_v4"))
+		return XRL_WAYS4;
+	if (!strcmp(info.name, "xrl_buckets_v6"))
+		return XRL_WAYS6;
+	return 0;
+}
+
+__u32 xrl_bucket_capacity(int fd)
+{
+	return xrl_map_max_entries(fd) * table_ways(fd);
+}
+
 long xrl_count_bucket_entries(int fd)
 {
-	char *keys = malloc(4096 * sizeof(struct xrl_bucket_key_v6));
-	struct xrl_bucket *vals = malloc(4096 * sizeof(*vals));
-	__u32 batch, count;
-	void *in = NULL;
+	__u32 ways = table_ways(fd), nsets = xrl_map_max_entries(fd), i, w;
+	size_t len = (size_t)nsets * (ways == XRL_WAYS4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
+	const unsigned char *tab;
 	long total = 0;
-	int err;
 
-	if (!keys || !vals) {
-		total = -ENOMEM;
-		goto out;
-	}
-	/* batched walk: one syscall per 4096 sources */
-	do {
-		count = 4096;
-		err = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &count, NULL);
-		if (err && errno != ENOENT) {
-			total = -errno;
-			goto out;
+	if (!ways || !nsets)
+		return -EINVAL;
+	/* the table is MMAPABLE: read in place, no copy of its (up to GiBs of) sets */
+	len = (len + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * (size_t)sysconf(_SC_PAGESIZE);
+	tab = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (tab == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < nsets; i++) {
+		if (ways == XRL_WAYS4) {
+			const struct xrl_set4 *s4 = (const void *)(tab + (size_t)i * sizeof(*s4));
+
+			for (w = 0; w < XRL_WAYS4; w++)
+				total += xrl_key_live(s4->w[w].key);
+		} else {
+			const struct xrl_set6 *s6 = (const void *)(tab + (size_t)i * sizeof(*s6));
+
+			for (w = 0; w < XRL_WAYS6; w++)
+				total += xrl_key_live(s6->w[w].e.key);
 		}
-		total += count;
-		in = &batch;
-	} while (!err);
-out:
-	free(keys);
-	free(vals);
+	}
+	munmap((void *)tab, len);
 	return total;
 }
 
@@ -579,15 +604,34 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 
 __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key)
 {
-	struct xrl_bucket_key_v4 k4 = { key->rule_id, key->addr[0] };
-	struct xrl_bucket_key_v6 k6 = { .rule_id = key->rule_id };
-	struct xrl_bucket b;
-	int err;
+	__u32 idx, w;
 
-	memcpy(k6.addr, key->addr, sizeof(k6.addr));
-	err = key->family == 4 ? bpf_map_lookup_elem(m->buckets_v4, &k4, &b)
-			       : bpf_map_lookup_elem(m->buckets_v6, &k6, &b);
-	return err ? 0 : b.passed;
+	if (key->family == 4) {
+		__u64 want = xrl_key_word(key->rule_id, key->addr[0]);
+		struct xrl_set4 s4;
+
+		idx = xrl_set_index(xrl_table_hash4(key->rule_id, key->addr[0]),
+				    xrl_map_max_entries(m->buckets_v4));
+		if (bpf_map_lookup_elem(m->buckets_v4, &idx, &s4))
+			return 0;
+		for (w = 0; w < XRL_WAYS4; w++)
+			if (xrl_key_match(s4.w[w].key, want))
+				return s4.w[w].st.passed;
+	} else {
+		__u32 ah = xrl_addr_hash6(key->addr);
+		__u64 want = xrl_key_word(key->rule_id, ah);
+		struct xrl_set6 s6;
+
+		idx = xrl_set_index(xrl_table_hash6(key->rule_id, ah),
+				    xrl_map_max_entries(m->buckets_v6));
+		if (bpf_map_lookup_elem(m->buckets_v6, &idx, &s6))
+			return 0;
+		for (w = 0; w < XRL_WAYS6; w++)
+			if (xrl_key_match(s6.w[w].e.key, want) &&
+			    !memcmp(s6.w[w].addr, key->addr, sizeof(s6.w[w].addr)))
+				return s6.w[w].e.st.passed;
+	}
+	return 0;
 }
 
 int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max)

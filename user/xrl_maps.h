@@ -89,8 +89,10 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 __u64 xrl_evicted(const struct xrl_global_stats *g, long live);
 /* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
-/* Live buckets of one bucket map (buckets_v4 or buckets_v6), or -errno. */
+/* Live entries of one bucket table (buckets_v4 or buckets_v6), or -errno. */
 long xrl_count_bucket_entries(int fd);
+/* Entries a bucket table holds: its sets x ways (0 if fd is not one). */
+__u32 xrl_bucket_capacity(int fd);
 __u32 xrl_map_max_entries(int fd);
 /* Every entry of a hash map into keys/vals (room for max), batched. Number read, or -errno. */
 int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int max);

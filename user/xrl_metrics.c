@@ -93,8 +93,8 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 		return (int)s->tracked[0];
 	if (s->tracked[1] < 0)
 		return (int)s->tracked[1];
-	s->capacity[0] = xrl_map_max_entries(m->buckets_v4);
-	s->capacity[1] = xrl_map_max_entries(m->buckets_v6);
+	s->capacity[0] = xrl_bucket_capacity(m->buckets_v4);
+	s->capacity[1] = xrl_bucket_capacity(m->buckets_v6);
 	if ((err = xrl_read_rule_stats_many(m, s->ids, s->n, s->rs)))
 		return err;
 	for (i = 0; i < s->n; i++)

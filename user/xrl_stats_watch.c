@@ -109,7 +109,7 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 	st->prev_ns = now;
 	st->sources_prev = st->sources;
 	st->sources = xrl_count_sources(m);
-	st->capacity = xrl_map_max_entries(m->buckets_v4);
+	st->capacity = xrl_bucket_capacity(m->buckets_v4);
 	return 0;
 }
 

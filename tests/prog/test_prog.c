@@ -11,13 +11,18 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "xrl_bucket.h"
+#include "xrl_table.h"
+#include "xrl_clock.skel.h"
 #include "xrl_testlib.h"
 #include "xrl_rule.h"
 
@@ -507,6 +512,192 @@ static void test_evictions(void **state)
 	xrl_tl_close(&small);
 }
 
+/* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
+static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
+{
+	__u32 want = 0, a;
+	int found = 0, i;
+
+	for (i = 1; i < 60000 && found < n; i++) {
+		snprintf(out[found], 32, "%s.%d.%d", fmt_prefix, i / 250, i % 250 + 1);
+		inet_pton(AF_INET, out[found], &a);
+		if (!found)
+			want = xrl_set_index(xrl_table_hash4(rule_id, a), nsets);
+		if (xrl_set_index(xrl_table_hash4(rule_id, a), nsets) == want)
+			found++;
+	}
+	return found;
+}
+
+static __u64 passed_of(struct xrl_tl *t, __u32 rule_id, const char *src)
+{
+	struct xrl_bucket_key k = { .rule_id = rule_id, .family = 4 };
+
+	inet_pton(AF_INET, src, &k.addr[0]);
+	return xrl_source_passed(&t->maps, &k);
+}
+
+/*
+ * The replacement policy in one set of 8 ways (xrl_victim_rank): an insert
+ * into a full set replaces a way not looked up since the set's last insert,
+ * the one admitted longest ago among those; only when every way was looked
+ * up does it take a seen one (counted in evicted_seen). A replaced source
+ * starts over with a full bucket; the ones kept stay limited.
+ */
+static void test_replacement_policy(void **state)
+{
+	static const char *const r[] = { "100.64.0.0/10 --rate 1/h --burst 1", NULL };
+	struct xrl_pkt_spec s = { .family = 4 };
+	struct xrl_global_stats g;
+	struct xrl_tl t;
+	char src[12][32];
+	__u64 base = 40000 * SEC_NS;
+	__u32 id;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 64, XRL_MALFORMED_PASS), 0);   /* 8 sets of 8 */
+	assert_int_equal(xrl_map_max_entries(t.maps.buckets_v4), 8);
+	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), 64);
+	rules(&t, r);
+	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
+	assert_int_equal(same_set(id, 8, "100.64", src, 12), 12);
+
+	/* eight sources fill the set, admitted one second apart */
+	for (i = 0; i < 8; i++) {
+		xrl_tl_set_clock(&t, base + (__u64)i * SEC_NS);
+		s.src = src[i];
+		assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	}
+	for (i = 0; i < 8; i++)
+		assert_int_equal(passed_of(&t, id, src[i]), 1);
+	xrl_tl_set_clock(&t, base + 10 * SEC_NS);
+	/* all but src[0] are looked up (over limit: dropped) */
+	for (i = 1; i < 8; i++) {
+		s.src = src[i];
+		assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	}
+	/* a new source replaces the one way not seen, though src[0] was not admitted longest ago */
+	s.src = src[8];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(passed_of(&t, id, src[0]), 0);
+	for (i = 1; i < 9; i++)
+		assert_int_equal(passed_of(&t, id, src[i]), 1);
+	/* that insert cleared the seen marks: the next one takes the longest admitted, src[1] */
+	s.src = src[9];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(passed_of(&t, id, src[1]), 0);
+	assert_int_equal(passed_of(&t, id, src[2]), 1);
+	assert_int_equal(gstats(&t).evicted_seen, 0);
+	/* every way looked up: a seen one goes, the longest admitted (src[2]), and is counted */
+	for (i = 2; i < 10; i++) {
+		s.src = src[i];
+		assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	}
+	s.src = src[10];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(passed_of(&t, id, src[2]), 0);
+	assert_int_equal(gstats(&t).evicted_seen, 1);
+	/* a replaced source starts over full; a kept one stays limited */
+	s.src = src[0];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	s.src = src[5];
+	assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	g = gstats(&t);
+	assert_int_equal(g.sources_created, 12);
+	assert_int_equal(xrl_count_sources(&t.maps), 8 + 0);
+	assert_int_equal(xrl_evicted(&g, xrl_count_sources(&t.maps)), 4);
+	assert_int_equal(g.insert_failed, 0);
+	xrl_tl_close(&t);
+}
+
+/*
+ * Two abusers held to their rates while a million random sources stream
+ * through the same table (of 256K entries: each set is refilled ~4 times over), an abuser's
+ * packet between any two new sources, on the exact test clock. Each is
+ * admitted exactly burst + rate x elapsed, so neither ever started over with
+ * a full bucket, and no source that was being looked up lost its entry.
+ * The slow one (1/h) was last admitted at the start: it is the way
+ * admitted longest ago in its set, which only its being looked up protects.
+ */
+#define STREAM_STEPS 1000
+#define STREAM_PER_STEP 1000
+#define STREAM_TABLE 262144   /* a quarter of the stream: every set takes ~30 inserts */
+static void test_abuser_held_under_stream(void **state)
+{
+	static const char *const r[] = {
+		"10.0.0.0/7 --rate 1/s --burst 5 --per 32",
+		"12.0.0.0/8 --rate 1/h --burst 5 --per 32",
+		NULL,
+	};
+	struct xrl_pkt_spec s = { .family = 4, .src = "11.0.0.1" };
+	struct xrl_clock_bpf *w;
+	struct xrl_global_stats g;
+	struct xrl_rule_stats rs;
+	struct xrl_tl t;
+	__u64 base = 50000 * SEC_NS, *srcs;
+	__u32 abuser[2], step, j, k = 0, id, id_slow;
+	__u8 pkt[256];
+	size_t len;
+	int next_fd;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, STREAM_TABLE, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), STREAM_TABLE);
+	rules(&t, r);
+	id = (__u32)xrl_tl_rule_id(&t, "10.0.0.0/7");
+	id_slow = (__u32)xrl_tl_rule_id(&t, "12.0.0.0/8");
+	/* the bench's source walk (xrl_clock.bpf.c), its probe tables shrunk to nothing */
+	w = xrl_clock_bpf__open();
+	assert_non_null(w);
+	bpf_map__set_max_entries(w->maps.xrl_probe_lru_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_hash_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_array_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_set_map, 1);
+	assert_int_equal(xrl_clock_bpf__load(w), 0);
+	next_fd = bpf_map__fd(w->maps.xrl_bench_next);
+	assert_int_equal(bpf_map_update_elem(next_fd, &k, &t.prog_fd, BPF_ANY), 0);
+	srcs = mmap(NULL, 2 * STREAM_PER_STEP * sizeof(__u64), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    bpf_map__fd(w->maps.xrl_bench_srcs), 0);
+	assert_true(srcs != MAP_FAILED);
+	inet_pton(AF_INET, "11.0.0.1", &abuser[0]);
+	inet_pton(AF_INET, "12.0.0.1", &abuser[1]);
+	len = xrl_pkt_build(pkt, sizeof(pkt), &s, NULL, NULL);
+	w->data->xrl_bench_nsrc = 2 * STREAM_PER_STEP;
+	for (step = 0; step < STREAM_STEPS; step++) {
+		for (j = 0; j < STREAM_PER_STEP; j++) {
+			__u32 n = step * STREAM_PER_STEP + j;
+
+			srcs[2 * j] = abuser[j & 1];
+			/* 10.0.0.0 + a bijection of n on 24 bits: a million distinct sources in random order */
+			srcs[2 * j + 1] = htonl(0x0a000000u + ((n * 2654435761u) & 0xffffffu));
+		}
+		w->bss->xrl_bench_pos = 0;
+		xrl_tl_set_clock(&t, base + (__u64)step * 10000000ull);   /* 10 ms a step: 9.99 s */
+		/* the last packet of each run is a new source's first: it passes */
+		assert_int_equal(xrl_tl_run(bpf_program__fd(w->progs.xrl_srcwalk), pkt, len,
+					    2 * STREAM_PER_STEP, NULL), XDP_PASS);
+	}
+	/* burst 5 at the start, then one a second for 9 s; the slow one only its burst */
+	assert_int_equal(passed_of(&t, id, "11.0.0.1"), 14);
+	assert_int_equal(passed_of(&t, id_slow, "12.0.0.1"), 5);
+	assert_int_equal(xrl_read_rule_stats(&t.maps, id, &rs), 0);
+	assert_int_equal(rs.passed, STREAM_STEPS * STREAM_PER_STEP + 14);
+	assert_int_equal(rs.dropped, STREAM_STEPS * STREAM_PER_STEP / 2 - 14);
+	assert_int_equal(xrl_read_rule_stats(&t.maps, id_slow, &rs), 0);
+	assert_int_equal(rs.passed, 5);
+	assert_int_equal(rs.dropped, STREAM_STEPS * STREAM_PER_STEP / 2 - 5);
+	g = gstats(&t);
+	assert_int_equal(g.sources_created, STREAM_STEPS * STREAM_PER_STEP + 2);
+	assert_int_equal(g.evicted_seen, 0);
+	assert_int_equal(g.insert_failed, 0);
+	munmap(srcs, 2 * STREAM_PER_STEP * sizeof(__u64));
+	k = 0;
+	bpf_map_delete_elem(next_fd, &k);
+	xrl_clock_bpf__destroy(w);
+	xrl_tl_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +713,8 @@ int main(void)
 		cmocka_unit_test(test_rule_change),
 		cmocka_unit_test(test_rule_cache),
 		cmocka_unit_test(test_evictions),
+		cmocka_unit_test(test_replacement_policy),
+		cmocka_unit_test(test_abuser_held_under_stream),
 	};
 
 	return cmocka_run_group_tests_name("xrl XDP program (BPF_PROG_TEST_RUN)", tests, setup, teardown);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -25,6 +26,7 @@
 #include "xrl_common.h"
 #include "xrl_maps.h"
 #include "xrl_rule.h"
+#include "xrl_table.h"
 
 static char veth[16], instance[32], xrl[512] = "build/xrl";
 
@@ -101,10 +103,10 @@ int main(int argc, char **argv)
 	int runs = 5, c, k;
 	char cmd[2048], dir[128], out[64];
 	struct xrl_maps m;
-	struct xrl_bucket_key_v4 *keys;
-	struct xrl_bucket *vals;
+	struct xrl_set4 *tab;
 	double walk[99], t_stats, t_json, t_top;
-	__u32 count, batch_n = 65536;
+	__u32 nsets;
+	size_t tlen;
 	long live;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -138,23 +140,26 @@ int main(int argc, char **argv)
 		die("cannot open the instance's pinned maps");
 
 	/* the fill: N sources of 10.0.0.0/12 under rule 0, as the data path writes them */
-	keys = calloc(batch_n, sizeof(*keys));
-	vals = calloc(batch_n, sizeof(*vals));
-	if (!keys || !vals)
-		die("out of memory");
-	for (i = 0; i < sources; i += count) {
-		__u32 j;
+	nsets = xrl_map_max_entries(m.buckets_v4);
+	tlen = (size_t)nsets * sizeof(*tab);
+	tlen = (tlen + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) *
+	       (size_t)sysconf(_SC_PAGESIZE);
+	tab = mmap(NULL, tlen, PROT_READ | PROT_WRITE, MAP_SHARED, m.buckets_v4, 0);
+	if (tab == MAP_FAILED)
+		die("cannot map the bucket table (mmap of xrl_buckets_v4)");
+	for (i = 0; i < sources; i++) {
+		__u32 addr = htonl(0x0a000000u + (__u32)i), w;
+		struct xrl_set4 *set = &tab[xrl_set_index(xrl_table_hash4(0, addr), nsets)];
 
-		count = (__u32)(sources - i < batch_n ? sources - i : batch_n);
-		for (j = 0; j < count; j++) {
-			keys[j].rule_id = 0;
-			keys[j].addr = htonl(0x0a000000u + (__u32)(i + j));
-			vals[j].version = 1;
-			vals[j].passed = 1;
+		for (w = 0; w < XRL_WAYS4; w++) {
+			if (!set->w[w].key) {
+				set->w[w].st.passed = 1;
+				set->w[w].key = xrl_key_with_version(xrl_key_word(0, addr), 1);
+				break;
+			}
 		}
-		if (bpf_map_update_batch(m.buckets_v4, keys, vals, &count, NULL))
-			die("cannot fill the bucket table");
 	}
+	munmap(tab, tlen);
 
 	/* reading every tracked source back (what stats and top walk) */
 	for (k = 0; k < runs; k++) {
@@ -164,7 +169,8 @@ int main(int argc, char **argv)
 		walk[k] = now_s() - t0;
 	}
 	if (live != (long)sources)
-		fprintf(stderr, "note: %ld sources live after the fill of %lu (LRU evictions)\n", live, sources);
+		fprintf(stderr, "note: %ld sources live after the fill of %lu (the others found their set full)\n",
+			live, sources);
 
 	snprintf(cmd, sizeof(cmd), "%s --instance %s stats", xrl, instance);
 	t_stats = time_cmd(cmd, runs, out);
@@ -176,25 +182,23 @@ int main(int argc, char **argv)
 
 	printf("controller scale and memory (median of %d runs)\n", runs);
 	printf("  tracked IPv4 sources                         %10ld of %u\n", live,
-	       xrl_map_max_entries(m.buckets_v4));
-	printf("  read all bucket keys and values (batched)    %10.1f ms  (%.0f ns per source)\n",
+	       xrl_bucket_capacity(m.buckets_v4));
+	printf("  count the live entries of the table (mmap)   %10.1f ms  (%.0f ns per source)\n",
 	       median(walk, runs) * 1e3, median(walk, runs) * 1e9 / (double)live);
 	printf("  xrl stats, full table (whole command)        %10.1f ms\n", t_stats * 1e3);
 	printf("  xrl --json stats, full table                 %10.1f ms\n", t_json * 1e3);
 	printf("  xrl top (sketch, not the table)              %10.1f ms\n", t_top * 1e3);
 	printf("  kernel memory of the bucket tables (memlock, preallocated at attach):\n");
 	printf("    IPv4 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
-	       xrl_map_memlock(m.buckets_v4) / 1048576.0, xrl_map_max_entries(m.buckets_v4),
-	       (double)xrl_map_memlock(m.buckets_v4) / xrl_map_max_entries(m.buckets_v4));
+	       xrl_map_memlock(m.buckets_v4) / 1048576.0, xrl_bucket_capacity(m.buckets_v4),
+	       (double)xrl_map_memlock(m.buckets_v4) / xrl_bucket_capacity(m.buckets_v4));
 	printf("    IPv6 table %8.1f MiB for %u sources = %5.0f bytes per source\n",
-	       xrl_map_memlock(m.buckets_v6) / 1048576.0, xrl_map_max_entries(m.buckets_v6),
-	       (double)xrl_map_memlock(m.buckets_v6) / xrl_map_max_entries(m.buckets_v6));
+	       xrl_map_memlock(m.buckets_v6) / 1048576.0, xrl_bucket_capacity(m.buckets_v6),
+	       (double)xrl_map_memlock(m.buckets_v6) / xrl_bucket_capacity(m.buckets_v6));
 	printf("    per-CPU drop sketch %.1f MiB, rule tables and counters %.1f MiB\n",
 	       xrl_map_memlock(m.drop_sketch) / 1048576.0,
 	       (xrl_map_memlock(m.rules_v4) + xrl_map_memlock(m.rules_v6) + xrl_map_memlock(m.rule_stats) +
 		xrl_map_memlock(m.rule_defs)) / 1048576.0);
 	xrl_maps_close(&m);
-	free(keys);
-	free(vals);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "xrl_testlib.h"
 #include "xrl_rule.h"
 #include "xrl_test.skel.h"
+#include "xrl_table.h"
 
 int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 {
@@ -25,8 +26,10 @@ int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 	}
 	t->skel->rodata->xrl_malformed_policy = malformed_policy;
 	if (max_sources) {
-		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v4, max_sources);
-		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v6, max_sources);
+		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v4,
+					 xrl_table_sets(max_sources, XRL_WAYS4));
+		bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v6,
+					 xrl_table_sets(max_sources, XRL_WAYS6));
 	}
 	err = xrl_test_bpf__load(t->skel);
 	if (err) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Host tests of the GCRA token bucket (bpf/xrl_bucket.h) and of the rule
- * compiler's GCRA parameters (xrl_gcra_compile in user/xrl_rule.c).
+ * Host tests of the GCRA token bucket (bpf/xrl_bucket.h), of the rule
+ * compiler's GCRA parameters (xrl_gcra_compile in user/xrl_rule.c) and of
+ * the bucket table's pure parts (bpf/xrl_table.h).
  *
  * A small simulator below follows exactly the data path's per-packet
  * procedure:
@@ -27,6 +28,7 @@
 #include <cmocka.h>
 
 #include "xrl_bucket.h"
+#include "xrl_table.h"
 #include "xrl_rule.h"
 
 typedef unsigned __int128 u128;
@@ -1107,6 +1109,119 @@ static void test_mask_v6(void **state)
 	}
 }
 
+/* The bucket table's pure parts (bpf/xrl_table.h). */
+static void test_table_sizing(void **state)
+{
+	(void)state;
+	assert_int_equal(xrl_table_sets(XRL_DEFAULT_SOURCES, XRL_WAYS4) * XRL_WAYS4, XRL_DEFAULT_SOURCES);
+	assert_int_equal(xrl_table_sets(4096, XRL_WAYS4), 512);
+	assert_int_equal(xrl_table_sets(4096, XRL_WAYS6), 1024);
+	assert_int_equal(xrl_table_sets(4100, XRL_WAYS4), 512);   /* rounded down: never more than asked */
+	assert_int_equal(xrl_table_sets(1, XRL_WAYS4), 1);        /* at least one set */
+	assert_int_equal(xrl_table_sets(1ull << 28, XRL_WAYS4), (1u << 28) / XRL_WAYS4);
+	assert_int_equal(sizeof(struct xrl_entry), 40);
+	assert_int_equal(sizeof(struct xrl_set4) % 64, 0);
+	assert_int_equal(sizeof(struct xrl_set6) % 64, 0);
+}
+
+static void test_table_set_index(void **state)
+{
+	static __u32 count[97];
+	__u32 i, n, lo = ~0u, hi = 0;
+
+	(void)state;
+	/* every index in range, for any table size, even the largest */
+	for (n = 1; n < 2000; n += 37)
+		for (i = 0; i < 5000; i++)
+			assert_true(xrl_set_index(xrl_table_hash4(i % 7, htonl(0x0a000000u + i)), n) < n);
+	assert_int_equal(xrl_set_index(0xffffffffu, 0xffffffffu), 0xfffffffeu);
+	/* consecutive addresses spread evenly over 97 sets (within 10 % of the mean of 1000) */
+	for (i = 0; i < 97000; i++)
+		count[xrl_set_index(xrl_table_hash4(3, htonl(0x0a000000u + i)), 97)]++;
+	for (i = 0; i < 97; i++) {
+		lo = count[i] < lo ? count[i] : lo;
+		hi = count[i] > hi ? count[i] : hi;
+	}
+	assert_true(lo > 900 && hi < 1100);
+	/* the rule is part of the set hash, and so is every address word of IPv6 */
+	{
+		__u32 a[4] = { htonl(0x20010db8), 0, 0, htonl(1) }, b[4];
+
+		memcpy(b, a, sizeof(b));
+		b[1] ^= 1;
+		assert_int_not_equal(xrl_addr_hash6(a), xrl_addr_hash6(b));
+		assert_int_not_equal(xrl_table_hash4(1, 0x0100000a), xrl_table_hash4(2, 0x0100000a));
+	}
+}
+
+static void test_table_key_word(void **state)
+{
+	__u64 k = xrl_key_word(4095, 0xffffffffu), v;
+
+	(void)state;
+	assert_true(xrl_key_live(k));
+	assert_int_equal(xrl_key_rule(k), 4095);
+	assert_int_equal((__u32)k, 0xffffffffu);
+	/* the version is stored beside, not in, what a lookup matches */
+	v = xrl_key_with_version(k, 0x12345);
+	assert_true(xrl_key_match(v, k));
+	assert_true(xrl_key_current(v, 0x12345));
+	assert_false(xrl_key_current(v, 0x12346));
+	/* only its low 18 bits are kept: a version 2^18 changes later reads as current */
+	assert_true(xrl_key_current(v, 0x12345 + (1u << XRL_KEY_VER_BITS)));
+	assert_int_equal(xrl_key_rule(v), 4095);
+	assert_int_equal((__u32)v, 0xffffffffu);
+	/* rule or address differ: no match; busy or empty: never a match */
+	assert_false(xrl_key_match(v, xrl_key_word(4094, 0xffffffffu)));
+	assert_false(xrl_key_match(v, xrl_key_word(4095, 0xfffffffeu)));
+	assert_false(xrl_key_match(v | XRL_KEY_BUSY, k));
+	assert_false(xrl_key_match(0, xrl_key_word(0, 0)));
+	assert_false(xrl_key_live(XRL_KEY_BUSY));
+	assert_false(xrl_key_live(v | XRL_KEY_BUSY));
+}
+
+static void test_table_way_hit(void **state)
+{
+	__u64 want = xrl_key_word(7, 0x0100000a);
+	__u32 a[4] = { 1, 2, 3, 4 }, b[4] = { 1, 2, 3, 5 };
+	__u64 bits[] = { 0, 1, 1ull << 31, 1ull << 32, 1ull << 63, ~0ull };
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(xrl_is_zero(0), 1);
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (bits[i])
+			assert_int_equal(xrl_is_zero(bits[i]), 0);
+	assert_int_equal(xrl_way_hit(xrl_key_with_version(want, 99), want, 5), 6);
+	assert_int_equal(xrl_way_hit(want ^ 1, want, 5), 0);
+	assert_int_equal(xrl_way_hit(want | XRL_KEY_BUSY, want, 5), 0);
+	assert_int_equal(xrl_way_hit(0, want, 0), 0);
+	/* IPv6: the key word and every address word */
+	assert_int_equal(xrl_way_hit6(want, a, want, a, 3), 4);
+	assert_int_equal(xrl_way_hit6(want, a, want, b, 3), 0);
+	assert_int_equal(xrl_way_hit6(want ^ (1ull << 40), a, want, a, 3), 0);
+}
+
+/* Replacement order: empty, then not seen (longest admitted first), then seen; busy never. */
+static void test_table_victim_rank(void **state)
+{
+	__u64 k = xrl_key_word(1, 2);
+
+	(void)state;
+	assert_int_equal(xrl_victim_rank(0, 0, 0), 0);
+	assert_int_equal(xrl_victim_rank(0, 1, 123456), 0);   /* an empty way is empty */
+	assert_true(xrl_victim_rank(XRL_KEY_BUSY, 0, 0) == XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(k | XRL_KEY_BUSY, 1, 5) == XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(k, 0, 0) > 0);
+	assert_true(xrl_victim_rank(k, 0, 1000) < xrl_victim_rank(k, 0, 2000));
+	assert_true(xrl_victim_rank(k, 0, ~0ull) < xrl_victim_rank(k, 1, 0));
+	assert_true(xrl_victim_rank(k, 1, 1000) < xrl_victim_rank(k, 1, 2000));
+	assert_true(xrl_victim_rank(k, 1, ~0ull) < XRL_RANK_NEVER);
+	/* the insert counts a seen victim as one: ranks of seen ways are above 2^62 */
+	assert_true(xrl_victim_rank(k, 1, 0) > (1ull << 62));
+	assert_true(xrl_victim_rank(k, 0, ~0ull) <= (1ull << 62));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1130,6 +1245,11 @@ int main(void)
 		cmocka_unit_test(test_clock_backwards_far),
 		cmocka_unit_test(test_idle_wrapped_clock),
 		cmocka_unit_test(test_coarse_clock),
+		cmocka_unit_test(test_table_sizing),
+		cmocka_unit_test(test_table_set_index),
+		cmocka_unit_test(test_table_key_word),
+		cmocka_unit_test(test_table_way_hit),
+		cmocka_unit_test(test_table_victim_rank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The bucket table's pure parts (layout in xrl_common.h): which set a source
+ * lives in, its key word, and which way an insert replaces. They compile as
+ * BPF and as host C: the controller finds a source's entry with the same
+ * functions the data path uses, and the unit tests check the policy itself.
+ */
+#ifndef XRL_TABLE_H
+#define XRL_TABLE_H
+
+#include "xrl_common.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+_Static_assert(sizeof(struct xrl_set4) % 64 == 0, "an IPv4 set is whole cache lines");
+_Static_assert(sizeof(struct xrl_set6) == 256, "an IPv6 set is four cache lines");
+_Static_assert(XRL_MAX_RULES <= (1 << (XRL_KEY_VER_SHIFT - XRL_KEY_RULE_SHIFT)),
+	       "rule ids fit the key word");
+
+/* murmur3's finalizer: every input bit reaches every output bit. */
+static __always_inline __u32 xrl_fmix32(__u32 h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Set hash of an IPv4 bucket: rule id and masked address (network order). */
+static __always_inline __u32 xrl_table_hash4(__u32 rule_id, __u32 addr)
+{
+	return xrl_fmix32(addr ^ xrl_fmix32(rule_id + 0x9e3779b9u));
+}
+
+/* The 32-bit address hash of an IPv6 bucket (its key word's low half). */
+static __always_inline __u32 xrl_addr_hash6(const __u32 *a)
+{
+	__u32 h = xrl_fmix32(a[0] ^ 0x7f4a7c15u);
+
+	h = xrl_fmix32(h ^ a[1]);
+	h = xrl_fmix32(h ^ a[2]);
+	return xrl_fmix32(h ^ a[3]);
+}
+
+/* Set hash of an IPv6 bucket, from its address hash. */
+static __always_inline __u32 xrl_table_hash6(__u32 rule_id, __u32 addr_hash)
+{
+	return xrl_fmix32(addr_hash ^ xrl_fmix32(rule_id + 0x9e3779b9u));
+}
+
+/* Set index of a hash in a table of nsets sets: multiply-shift, no power of 2 needed. */
+static __always_inline __u32 xrl_set_index(__u32 h, __u32 nsets)
+{
+	return (__u32)(((__u64)h * nsets) >> 32);
+}
+
+/* Sets of a table asked to hold max_sources entries of ways each: rounded down, at least 1. */
+static __always_inline __u32 xrl_table_sets(__u64 max_sources, __u32 ways)
+{
+	__u64 n = max_sources / ways;
+
+	return n ? (__u32)n : 1;
+}
+
+/* The key word of a valid entry, version bits clear (what a lookup matches). */
+static __always_inline __u64 xrl_key_word(__u32 rule_id, __u32 low)
+{
+	return XRL_KEY_VALID | ((__u64)rule_id << XRL_KEY_RULE_SHIFT) | low;
+}
+
+/* The same with a rule version stored. */
+static __always_inline __u64 xrl_key_with_version(__u64 key, __u32 version)
+{
+	return (key & ~XRL_KEY_VER_MASK) |
+	       (((__u64)version << XRL_KEY_VER_SHIFT) & XRL_KEY_VER_MASK);
+}
+
+/* Does key word k belong to the source whose version-less key word is want? */
+static __always_inline int xrl_key_match(__u64 k, __u64 want)
+{
+	return (k & ~XRL_KEY_VER_MASK) == want;
+}
+
+/*
+ * 1 if d is 0, else 0, computed without a branch. A lookup tests every way
+ * of a set this way: a branch on which way matched would be mispredicted
+ * half the time, and each misprediction waits for the key words to arrive
+ * from memory, where a branch-free scan leaves the core free to run ahead.
+ * The empty asm statements keep the compiler from turning it back into a
+ * comparison (BPF has no set-on-condition: that would be a branch again).
+ */
+static __always_inline __u64 xrl_is_zero(__u64 d)
+{
+	__u64 n = 0 - d, z;
+
+	__asm__ __volatile__("" : "+r"(n));
+	z = ((d | n) >> 63) ^ 1;
+	__asm__ __volatile__("" : "+r"(z));
+	return z;
+}
+
+/* Key word k of way i as a match for want: i + 1 if it matches, else 0 (branch-free). */
+static __always_inline __u64 xrl_way_hit(__u64 k, __u64 want, __u32 i)
+{
+	return (0 - xrl_is_zero((k & ~XRL_KEY_VER_MASK) ^ want)) & (i + 1);
+}
+
+/* The same for an IPv6 way, whose stored address e must equal a as well. */
+static __always_inline __u64 xrl_way_hit6(__u64 k, const __u32 *e, __u64 want, const __u32 *a,
+					  __u32 i)
+{
+	__u64 d = ((k & ~XRL_KEY_VER_MASK) ^ want) |
+		  ((e[0] ^ a[0]) | (e[1] ^ a[1]) | (e[2] ^ a[2]) | (e[3] ^ a[3]));
+
+	return (0 - xrl_is_zero(d)) & (i + 1);
+}
+
+/* Was the entry's state computed for this rule version (its low 18 bits)? */
+static __always_inline int xrl_key_current(__u64 k, __u32 version)
+{
+	return ((k ^ ((__u64)version << XRL_KEY_VER_SHIFT)) & XRL_KEY_VER_MASK) == 0;
+}
+
+static __always_inline __u32 xrl_key_rule(__u64 k)
+{
+	return (__u32)(k >> XRL_KEY_RULE_SHIFT) & (XRL_MAX_RULES - 1);
+}
+
+static __always_inline int xrl_key_live(__u64 k)
+{
+	return (k & (XRL_KEY_VALID | XRL_KEY_BUSY)) == XRL_KEY_VALID;
+}
+
+/*
+ * Replacement policy: the rank of a way as the victim of an insert, lowest
+ * first. An empty way goes first (rank 0). Then a way not looked up since
+ * the last insert into its set (a second-chance clock per set: every insert
+ * into a set without an empty way clears its seen marks), then one that
+ * was; within each class the one admitted longest ago. A way being written
+ * by another CPU's insert is never taken (XRL_RANK_NEVER).
+ *
+ * An active source is looked up on every packet, so it is seen between any
+ * two inserts into its set unless two inserts land there with no packet of
+ * it between them; only then, and only if it is the longest-admitted of
+ * the ways, does it lose its bucket (counted in evicted_seen when seen).
+ */
+#define XRL_RANK_NEVER (~0ull)
+
+static __always_inline __u64 xrl_victim_rank(__u64 key, __u32 seen, __u64 last_ns)
+{
+	if (key & XRL_KEY_BUSY)
+		return XRL_RANK_NEVER;
+	if (!(key & XRL_KEY_VALID))
+		return 0;
+	return (seen ? 1ull << 62 : 0) + (last_ns >> 2) + 1;
+}
+
+#endif /* XRL_TABLE_H */
