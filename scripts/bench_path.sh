@@ -185,8 +185,9 @@ PASS_OBJ=$TMP/xdp_pass.bpf.o
 "$CLANG" -O2 -g -target bpf -mcpu=v3 -Wall -I/usr/include/"$(gcc -dumpmachine 2>/dev/null || echo "$(uname -m)-linux-gnu")" \
 	-c "$PASS_SRC" -o "$PASS_OBJ" 2>"$TMP/clang.log" ||
 	die "cannot build $PASS_SRC: $(cat "$TMP/clang.log")"
-RES=$TMP/runs.tsv         # one line per measured run
-: >"$RES"
+RES=$TMP/runs.tsv         # a header line, then one line per measured run
+RES_COLS="case contender round sent secs pps busy cpu0 cpu1 steal ns rx let own bg icmp outreq txdrop percpu info"
+echo "$RES_COLS" | tr ' ' '\t' >"$RES"
 
 # ------------------------------------------------------------------ helpers
 R() { ip netns exec "$NS_R" "$@"; }
@@ -376,6 +377,10 @@ describe() {
 stateful() { case $1 in xrl*|nft*|ipt*) return 0 ;; esac; return 1; }
 
 # ------------------------------------------------------------------ one run
+# a run that gave no figures: FAILED in its "sent" column
+res_failed() { # CASE CONTENDER ROUND
+	printf '%s\t%s\t%s\tFAILED\n' "$1" "$2" "$3" >>"$RES"
+}
 # run_cell CASE CONTENDER ROUND: appends one line to $RES
 #   case one: one source, 1 CPU; rnd: 1,000,000 random sources, 1 CPU
 #   (stateful contenders first see one sequential sweep over all of them, so
@@ -391,7 +396,7 @@ run_cell() {
 	count=$((SECS * 3000000 * cpus))      # above what trafgen can send: the timeout ends it
 	if ! setup "$c"; then
 		log "setup of $c failed"; teardown "$c" 2>/dev/null
-		printf '%s\t%s\t%s\tFAILED\n' "$case" "$c" "$round" >>"$RES"; return
+		res_failed "$case" "$c" "$round"; return
 	fi
 	if [ "$case" = rnd ] && stateful "$c"; then
 		run_tg "$TMP/sweep.log" 20 "$TMP/sweep.cfg" "$NSRC" 1 || log "warm-up sweep for $c: trafgen failed"
@@ -424,7 +429,7 @@ run_cell() {
 	teardown "$c"
 	if [ "$rc" != ok ] || [ -z "$sent" ] || [ -z "$secs" ]; then
 		log "run $case/$c/$round: trafgen failed: $(tr '\r' ' ' <"$TMP/flood.log" | tail -c 300)"
-		printf '%s\t%s\t%s\tFAILED\n' "$case" "$c" "$round" >>"$RES"; return
+		res_failed "$case" "$c" "$round"; return
 	fi
 	pps=$(calc "$sent / $secs")
 	ns=$(calc "$busy * 1e9 / $sent")
@@ -443,8 +448,8 @@ run_cell() {
 # each contender lets through per class is counted behind every filter by an
 # nft chain in the ip prerouting hook (priority -150: after XDP, netdev
 # ingress and iptables' raw table).
-FULL=$TMP/full.tsv
-: >"$FULL"
+FULL=$TMP/full.tsv        # a header line, then one line per contender
+printf 'contender\tsent\tsecs\tab_let\trnd_let\tinfo\n' >"$FULL"
 run_full() { # CONTENDER
 	local c=$1 sent secs ab_let rnd_let info extra=
 	setup "$c" || { log "setup of $c failed"; teardown "$c"; return; }
@@ -576,19 +581,21 @@ function median(arr, n,    i, j, t) {
 	for (i = 2; i <= n; i++) { t = arr[i]; for (j = i - 1; j >= 1 && arr[j] > t; j--) arr[j + 1] = arr[j]; arr[j + 1] = t }
 	return n % 2 ? arr[(n + 1) / 2] : (arr[n / 2] + arr[n / 2 + 1]) / 2
 }
-$4 == "FAILED" { failed[$1 SUBSEP $2]++; next }
+function v(name) { if (!(name in col)) { print "bench_path: runs table has no column " name > "/dev/stderr"; exit 1 } return $col[name] }
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+v("sent") == "FAILED" { failed[v("case") SUBSEP v("contender")]++; next }
 {
-	k = $1 SUBSEP $2
+	cs = v("case"); c = v("contender"); k = cs SUBSEP c; x = v("ns")
 	if (!(k in seen)) { seen[k] = 1; order[++no] = k }
 	n[k]++; i = n[k]
-	ns[k, i] = $11; pps[k, i] = $6; let[k, i] = $13; own[k, i] = $14; secs[k, i] = $5; sent[k, i] = $4
-	bg[k, i] = $15; info[k] = $20; pc[k] = $19
-	byround[$1, $2, $3] = $11
-	if (min[k] == "" || $11 + 0 < min[k] + 0) min[k] = $11
-	if (max[k] == "" || $11 + 0 > max[k] + 0) max[k] = $11
-	rounds[$1, $3] = 1
+	ns[k, i] = x; pps[k, i] = v("pps"); let[k, i] = v("let"); own[k, i] = v("own"); secs[k, i] = v("secs"); sent[k, i] = v("sent")
+	bg[k, i] = v("bg"); info[k] = v("info"); pc[k] = v("percpu")
+	byround[cs, c, v("round")] = x
+	if (min[k] == "" || x + 0 < min[k] + 0) min[k] = x
+	if (max[k] == "" || x + 0 > max[k] + 0) max[k] = x
 }
 END {
+	print "case\tcontender\tn\tpps\tns\tmin\tmax\tabove\tlet\town\tsent\tsecs\tinfo\tpercpu\tbg\tfailed\tamin\tamax"
 	for (o = 1; o <= no; o++) {
 		k = order[o]; split(k, kk, SUBSEP); cs = kk[1]; c = kk[2]; m = n[k]
 		delete a; for (i = 1; i <= m; i++) a[i] = ns[k, i]; mns = median(a, m)
@@ -613,8 +620,12 @@ END {
 	for (k in failed) if (!(k in seen)) { split(k, kk, SUBSEP); printf "%s\t%s\t0\t0\t0\t0\t0\tnan\t0\t0\t0\t0\t-\t-\t0\t%d\tnan\tnan\n", kk[1], kk[2], failed[k] }
 }' "$RES" >"$SUMMARY"
 
-get() { # CASE CONTENDER FIELD(1-based column of summary)
-	awk -F'\t' -v a="$1" -v b="$2" -v f="$3" '$1 == a && $2 == b { print $f; exit }' "$SUMMARY"
+get() { # CASE CONTENDER COLUMN (a name from the summary's header line)
+	awk -F'\t' -v a="$1" -v b="$2" -v f="$3" '
+	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
+		if (!(f in col)) { print "bench_path: summary has no column " f > "/dev/stderr"; exit 1 }
+		next }
+	$col["case"] == a && $col["contender"] == b { print $col[f]; exit }' "$SUMMARY"
 }
 case_name() {
 	case $1 in
@@ -626,7 +637,7 @@ case_name() {
 # let-through note per row
 row_note() { # CASE CONTENDER
 	local cs=$1 c=$2 thru own secs exp info sent
-	thru=$(get "$cs" "$c" 9); own=$(get "$cs" "$c" 10); secs=$(get "$cs" "$c" 12); info=$(get "$cs" "$c" 13); sent=$(get "$cs" "$c" 11)
+	thru=$(get "$cs" "$c" let); own=$(get "$cs" "$c" own); secs=$(get "$cs" "$c" secs); info=$(get "$cs" "$c" info); sent=$(get "$cs" "$c" sent)
 	case $cs in
 	one|two)
 		exp=$(calc "$BURST + $RATE * $secs")
@@ -648,7 +659,7 @@ row_note() { # CASE CONTENDER
 		printf '; hashlimit entries %s' "${info##*entries=}" ;;
 	nft*) [ "$thru" != "$own" ] && printf '; own counter %s' "$own" ;;
 	esac
-	[ "$cs" = two ] && printf '; per CPU sent: %s' "$(get "$cs" "$c" 14)"
+	[ "$cs" = two ] && printf '; per CPU sent: %s' "$(get "$cs" "$c" percpu)"
 	return 0
 }
 
@@ -657,36 +668,36 @@ TABLE=$TMP/table.txt
 	printf '%-24s %-26s %9s %10s %17s %11s %10s  %s\n' contender case pps "CPU ns/pkt" "min..max" "above floor" "let thru" "notes"
 	for cs in $CASES; do
 		for c in $(contenders_of "$cs"); do
-			m=$(get "$cs" "$c" 3)
+			m=$(get "$cs" "$c" n)
 			if [ -z "$m" ] || [ "$m" = 0 ]; then
 				printf '%-24s %-26s %s\n' "$(describe "$c")" "$(case_name "$cs")" "FAILED (no run completed)"; continue
 			fi
-			above=$(get "$cs" "$c" 8)
+			above=$(get "$cs" "$c" above)
 			[ "$c" = floor ] && above=0
 			printf '%-24s %-26s %9s %10s %17s %11s %10s  %s\n' "$(describe "$c")" "$(case_name "$cs")" \
-				"$(get "$cs" "$c" 4)" "$(get "$cs" "$c" 5)" "$(get "$cs" "$c" 6)..$(get "$cs" "$c" 7)" \
-				"$(printf '%+.1f' "$above")" "$(get "$cs" "$c" 9)" "$(row_note "$cs" "$c")"
+				"$(get "$cs" "$c" pps)" "$(get "$cs" "$c" ns)" "$(get "$cs" "$c" min)..$(get "$cs" "$c" max)" \
+				"$(printf '%+.1f' "$above")" "$(get "$cs" "$c" let)" "$(row_note "$cs" "$c")"
 		done
 		echo
 	done
 } >"$TABLE"
 
 # ---- targets
-a_one() { get one "$1" 8; }
-ab() { get "$1" "$2" 8; }
+a_one() { get one "$1" above; }
+ab() { get "$1" "$2" above; }
 # fastest run of each cell minus the fastest floor: fastest CASE C1 NAME1 C2 NAME2 ...
 fastest() {
 	local cs=$1 f out=''
-	f=$(get "$cs" floor 6)
+	f=$(get "$cs" floor min)
 	shift
 	while [ $# -ge 2 ]; do
-		out="$out${out:+, }$2 $(printf '%.1f' "$(calc "$(get "$cs" "$1" 6) - $f")")"
+		out="$out${out:+, }$2 $(printf '%.1f' "$(calc "$(get "$cs" "$1" min) - $f")")"
 		shift 2
 	done
 	echo "$out"
 }
 # "median (per-round min..max)" of the cost above the floor
-abr() { printf '%.1f (%.1f..%.1f)' "$(get "$1" "$2" 8)" "$(get "$1" "$2" 17)" "$(get "$1" "$2" 18)"; }
+abr() { printf '%.1f (%.1f..%.1f)' "$(get "$1" "$2" above)" "$(get "$1" "$2" amin)" "$(get "$1" "$2" amax)"; }
 T1='' T2='' T2c='' T3='' T4=''
 if [ -n "$(a_one xrl)" ] && [ -n "$(a_one nft)" ] && [ -n "$(a_one ipt)" ]; then
 	best=$(awk -v a="$(a_one nft)" -v b="$(a_one ipt)" 'BEGIN { print (a < b ? a : b) }')
@@ -707,7 +718,7 @@ if [ -n "$(ab rnd xrl)" ] && [ -n "$(ab rnd nft)" ] && [ -n "$(ab rnd ipt)" ]; t
 		"$x" "$bestn" "$best" "$(calc "$best / 2")" "$(calc "$x / $best")" "$verdict")
 	T2="$T2"$'\n'"  (ns above the floor, median and per-round range: xrl $(abr rnd xrl), nftables $(abr rnd nft), iptables $(abr rnd ipt))"
 	T2="$T2"$'\n'"  (fastest run of each cell minus the fastest floor: $(fastest rnd xrl xrl nft nftables ipt iptables))"
-	tx=$(get rnd xrl 5); tn=$(get rnd nft 5); ti=$(get rnd ipt 5)
+	tx=$(get rnd xrl ns); tn=$(get rnd nft ns); ti=$(get rnd ipt ns)
 	# like for like: what each limiter adds to delivering the packets it passes
 	if [ -n "$(ab rnd pass)" ] && [ -n "$(ab rnd none)" ]; then
 		T2c=$(printf '  (own cost beyond delivering what it passes: xrl - bare XDP_PASS = %.1f ns; nftables - no filter = %.1f ns; xrl/nftables = %.2f x)' \
@@ -723,16 +734,22 @@ if [ -n "$(ab rnd xrl)" ] && [ -n "$(ab rnd nft)" ] && [ -n "$(ab rnd ipt)" ]; t
 			"$(calc "$(ab rnd xrl) / ($(ab rnd nft1m) < $(ab rnd ipt1m) ? $(ab rnd nft1m) : $(ab rnd ipt1m))")")"
 	fi
 fi
-if [ -s "$FULL" ]; then
-	T3=$(awk -F'\t' -v rate="$RATE" -v burst="$BURST" '
+if [ "$(wc -l <"$FULL")" -gt 1 ]; then
+	# columns by name from the header line
+	FULL_COLS='function v(name) { if (!(name in col)) { print "bench_path: tables-full table has no column " name > "/dev/stderr"; exit 1 } return $col[name] }
+	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }'
+	T3=$(awk -F'\t' -v rate="$RATE" -v burst="$BURST" "$FULL_COLS"'
 	function name(c) { return c == "xrl" ? "xrl (1,048,576 sources)" : c == "xrl64k" ? "xrl --max-sources 65536" : c == "nft" ? "nftables (set 65535)" : "iptables hashlimit (65536)" }
 	{
-		ab = int($2 / 16); lim = burst + rate * $3; e = ($4 - lim) * 100 / lim
-		v = ($4 <= lim * 1.05 && $4 >= lim * 0.95) ? "limited" : ($4 > lim * 1.05 ? "NOT LIMITED (fails open)" : ($4 < lim * 0.05 ? "dropped entirely (fails closed)" : "under-admitted"))
+		sent = v("sent"); al = v("ab_let")
+		ab = int(sent / 16); lim = burst + rate * v("secs"); e = (al - lim) * 100 / lim
+		vd = (al <= lim * 1.05 && al >= lim * 0.95) ? "limited" : (al > lim * 1.05 ? "NOT LIMITED (fails open)" : (al < lim * 0.05 ? "dropped entirely (fails closed)" : "under-admitted"))
 		printf "  %-27s new abusive source: %7d of %7d let through (limit: %.0f, %+.1f %%) -> %s; random sources: %.1f %% let through; %s\n", \
-			name($1), $4, ab, lim, e, v, $5 * 100 / ($2 - ab), $6
+			name(v("contender")), al, ab, lim, e, vd, v("rnd_let") * 100 / (sent - ab), v("info")
 	}' "$FULL")
-	xl=$(awk -F'\t' -v rate="$RATE" -v burst="$BURST" '$1 == "xrl" || $1 == "xrl64k" { lim = burst + rate * $3; if (!($4 <= lim * 1.05 && $4 >= lim * 0.95)) bad = 1; n++ } END { print (n && !bad) ? "MET" : "NOT MET" }' "$FULL")
+	xl=$(awk -F'\t' -v rate="$RATE" -v burst="$BURST" "$FULL_COLS"'
+	v("contender") == "xrl" || v("contender") == "xrl64k" { lim = burst + rate * v("secs"); al = v("ab_let"); if (!(al <= lim * 1.05 && al >= lim * 0.95)) bad = 1; n++ }
+	END { print (n && !bad) ? "MET" : "NOT MET" }' "$FULL")
 	T4="xrl keeps limiting the sources it tracks with its table full (new abusive source held to rate x t + burst, within 5 %; evictions counted): $xl"
 fi
 
@@ -828,7 +845,7 @@ EOF
 	echo "limits of this measurement:"
 	echo "$LIMITS" | sed 's/^/  /'
 	echo
-	echo "per run (case contender round sent secs pps busy_s cpu0_s cpu1_s steal_s ns/pkt rx let own bg% icmp outreq txdrop percpu info):"
+	echo "per run (busy, cpu0, cpu1, steal in s; ns per packet; bg in %):"
 	sed 's/^/  /' "$RES"
 	echo
 	echo "total time $TOTAL_SECS s"
