@@ -200,7 +200,7 @@ PASS_OBJ=$TMP/xdp_pass.bpf.o
 	-c "$PASS_SRC" -o "$PASS_OBJ" 2>"$TMP/clang.log" ||
 	die "cannot build $PASS_SRC: $(cat "$TMP/clang.log")"
 RES=$TMP/runs.tsv         # a header line, then one line per measured run
-RES_COLS="case contender round sent secs pps busy cpu0 cpu1 steal ns rx let own bg icmp outreq txdrop percpu info run_ns"
+RES_COLS="case contender round sent secs pps busy cpu0 cpu1 steal ns rx let own bg icmp outreq txdrop percpu info run_ns ksoft"
 echo "$RES_COLS" | tr ' ' '\t' >"$RES"
 
 # ------------------------------------------------------------------ helpers
@@ -226,6 +226,9 @@ snmp_snap() {
 		END { printf "%d %d %d %d\n", v["Ip:InAddrErrors"] + v["IpExt:InNoRoutes"], v["Icmp:OutMsgs"], v["Ip:OutRequests"], v["Ip:InReceives"] }' \
 		/proc/net/snmp /proc/net/netstat
 }
+# CPU time of the ksoftirqd threads, in ticks: receive work the kernel defers
+# there runs outside the generator's test-run timer
+ksoft_ticks() { awk '{ t += $14 + $15 } END { print t + 0 }' $(pgrep -x 'ksoftirqd/[0-9]+' | sed 's|.*|/proc/&/stat|') 2>/dev/null; }
 rx_r() { R cat /sys/class/net/"$IF_R"/statistics/rx_packets; }
 rx_s() { ip netns exec "$NS_S" cat /sys/class/net/"$IF_S"/statistics/rx_packets; }
 txdrop_s() { ip netns exec "$NS_S" cat /sys/class/net/"$IF_S"/statistics/tx_dropped; }
@@ -445,7 +448,7 @@ res_failed() { # CASE CONTENDER ROUND
 #   their tables are full when timing starts); two: one source, 2 CPUs
 run_cell() {
 	local case=$1 c=$2 round=$3 cfg cpus=1 count s0 s1 rx0 rx1 td0 td1 la ic orq l1 i1 o1 src=()
-	local sent secs pps busy cpu0 cpu1 steal ns thru own info rc=ok bg percpu run_ns=- rx
+	local sent secs pps busy cpu0 cpu1 steal ns thru own info rc=ok bg percpu run_ns=- rx k0 k1 ksoft
 	LIVE=0
 	case $case in
 	one) cfg=$TMP/one.cfg ;;
@@ -479,7 +482,7 @@ run_cell() {
 	# quiet window before the flood: background CPU load, for the notes
 	cpu_snap >"$TMP/q0"; sleep 0.3; cpu_snap >"$TMP/q1"
 	bg=$(cpu_delta "$TMP/q0" "$TMP/q1" | awk -v n="$NCPU" '{ printf "%.0f", $1 * 100 / (0.3 * n) }')
-	s0=$(snmp_snap); rx0=$(rx_r); td0=$(txdrop_s)
+	s0=$(snmp_snap); rx0=$(rx_r); td0=$(txdrop_s); k0=$(ksoft_ticks)
 	cpu_snap >"$TMP/c0"
 	if [ "$LIVE" = 1 ]; then
 		run_gen "$TMP/flood.log" "$SECS" "$count" "$cpus" "${src[@]}" || rc=xdp_gen-failed
@@ -487,6 +490,8 @@ run_cell() {
 		run_tg "$TMP/flood.log" "$SECS" "$cfg" "$count" "$cpus" || rc=trafgen-failed
 	fi
 	cpu_snap >"$TMP/c1"
+	k1=$(ksoft_ticks)
+	ksoft=$(calc "($k1 - $k0) / $CLK_TCK")
 	sleep 0.2
 	s1=$(snmp_snap); rx1=$(rx_r); td1=$(txdrop_s)
 	rx=$((rx1 - rx0))
@@ -525,9 +530,9 @@ run_cell() {
 		ns=$(calc "$busy * 1e9 / $sent")
 	fi
 	# columns: $RES_COLS
-	printf '%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n' \
 		"$case" "$c" "$round" "$sent" "$secs" "$pps" "$busy" "$cpu0" "$cpu1" "$steal" "$ns" \
-		"$rx" "$thru" "$own" "$bg" $((i1 - ic)) $((o1 - orq)) $((td1 - td0)) "${percpu% }" "$info" "$run_ns" >>"$RES"
+		"$rx" "$thru" "$own" "$bg" $((i1 - ic)) $((o1 - orq)) $((td1 - td0)) "${percpu% }" "$info" "$run_ns" "$ksoft" >>"$RES"
 	log "$(printf '%-4s %-6s run %s: %8.0f pps %7.1f ns/pkt (cpu0 %.2f s, cpu1 %.2f s; test-run timer %s ns/frame) let through %s (own counter %s), bg %s%%' \
 		"$case" "$c" "$round" "$pps" "$ns" "$cpu0" "$cpu1" "$run_ns" "$thru" "$own" "$bg")"
 	[ "$rx" -eq "$sent" ] || log "  note: receiver counted $rx frames of $sent sent ($((td1 - td0)) tx drops)"
@@ -706,7 +711,7 @@ v("sent") == "SKIPPED" { skipped[v("case") SUBSEP v("contender")]++; next }
 	byround[cs, c, v("round")] = x
 	if (min[k] == "" || x + 0 < min[k] + 0) min[k] = x
 	if (max[k] == "" || x + 0 > max[k] + 0) max[k] = x
-	rx[k, i] = v("rx")
+	rx[k, i] = v("rx"); ks[k, i] = v("ksoft")
 	# the generator'"'"'s test-run timer (no-skb cases only; "-" for trafgen)
 	if (y != "-") {
 		run[k, i] = y; rbyround[cs, c, v("round")] = y
@@ -716,7 +721,7 @@ v("sent") == "SKIPPED" { skipped[v("case") SUBSEP v("contender")]++; next }
 }
 END {
 	print "case\tcontender\tn\tpps\tns\tmin\tmax\tabove\tlet\town\tsent\tsecs\tinfo\tpercpu\tbg\tfailed\tamin\tamax" \
-		"\trx\trun_ns\trun_min\trun_max\trun_above\trun_amin\trun_amax\tskipped"
+		"\trx\trun_ns\trun_min\trun_max\trun_above\trun_amin\trun_amax\tskipped\tksoft"
 	for (o = 1; o <= no; o++) {
 		k = order[o]; split(k, kk, SUBSEP); cs = kk[1]; c = kk[2]; m = n[k]
 		delete a; for (i = 1; i <= m; i++) a[i] = ns[k, i]; mns = median(a, m)
@@ -736,6 +741,7 @@ END {
 		}
 		above = j ? median(a, j) : "nan"
 		delete a; for (i = 1; i <= m; i++) a[i] = rx[k, i]; mrx = median(a, m)
+		delete a; for (i = 1; i <= m; i++) a[i] = ks[k, i]; mks = median(a, m)
 		mrun = "-"; rabove = "nan"; ramin = "nan"; ramax = "nan"
 		if (rmin[k] != "") {
 			delete a; for (i = 1; i <= m; i++) a[i] = run[k, i]; mrun = sprintf("%.1f", median(a, m))
@@ -748,12 +754,12 @@ END {
 			}
 			if (j) rabove = median(a, j)
 		} else { rmin[k] = "-"; rmax[k] = "-" }
-		printf "%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%.0f\t%.0f\t%.0f\t%.4f\t%s\t%s\t%.0f\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", \
+		printf "%s\t%s\t%d\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%.0f\t%.0f\t%.0f\t%.4f\t%s\t%s\t%.0f\t%d\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%.2f\n", \
 			cs, c, m, mpps, mns, min[k], max[k], above, mlet, mown, msent, msecs, info[k], pc[k], mbg, failed[k] + 0, amin, amax, \
-			mrx, mrun, rmin[k], rmax[k], rabove, ramin, ramax, skipped[k] + 0
+			mrx, mrun, rmin[k], rmax[k], rabove, ramin, ramax, skipped[k] + 0, mks
 	}
-	for (k in failed) if (!(k in seen)) { split(k, kk, SUBSEP); printf "%s\t%s\t0\t0\t0\t0\t0\tnan\t0\t0\t0\t0\t-\t-\t0\t%d\tnan\tnan\t0\t-\t-\t-\tnan\tnan\tnan\t%d\n", kk[1], kk[2], failed[k], skipped[k] + 0 }
-	for (k in skipped) if (!(k in seen) && !(k in failed)) { split(k, kk, SUBSEP); printf "%s\t%s\t0\t0\t0\t0\t0\tnan\t0\t0\t0\t0\t-\t-\t0\t0\tnan\tnan\t0\t-\t-\t-\tnan\tnan\tnan\t%d\n", kk[1], kk[2], skipped[k] }
+	for (k in failed) if (!(k in seen)) { split(k, kk, SUBSEP); printf "%s\t%s\t0\t0\t0\t0\t0\tnan\t0\t0\t0\t0\t-\t-\t0\t%d\tnan\tnan\t0\t-\t-\t-\tnan\tnan\tnan\t%d\t0\n", kk[1], kk[2], failed[k], skipped[k] + 0 }
+	for (k in skipped) if (!(k in seen) && !(k in failed)) { split(k, kk, SUBSEP); printf "%s\t%s\t0\t0\t0\t0\t0\tnan\t0\t0\t0\t0\t-\t-\t0\t0\tnan\tnan\t0\t-\t-\t-\tnan\tnan\tnan\t%d\t0\n", kk[1], kk[2], skipped[k] }
 }' "$RES" >"$SUMMARY"
 
 get() { # CASE CONTENDER COLUMN (a name from the summary's header line)
@@ -795,6 +801,7 @@ row_note() { # CASE CONTENDER
 		local rx
 		rx=$(get "$cs" "$c" rx)
 		[ "$rx" != "$sent" ] && printf '; %s delivered' "$rx"
+		printf '; ksoftirqd %.0f ms' "$(calc "$(get "$cs" "$c" ksoft) * 1000")"
 		[ "$c" = xrlns ] && printf '; passes %.0f/s (budget %s)' "$(calc "$thru / $secs")" "$NEW_SOURCES" ;;
 	esac
 	case $c in
@@ -1064,7 +1071,11 @@ LIMITS_L=$(cat <<'EOF'
   page-pool frame, redirect, veth ring) plus a bare XDP_DROP, not a NIC's
   receive cost; every frame carries the same bytes (the random source is
   rewritten in place). The test-run timer reads the clock per call, not
-  per frame; interrupts that hit the CPU during a call are counted. veth
+  per frame; interrupts that hit the CPU during a call are counted;
+  receive work the kernel defers to ksoftirqd runs outside it (the
+  notes give ksoftirqd's CPU time during each run, all CPUs, whatever
+  it ran: what the timer may have missed, which makes the peers look
+  cheaper, not xrl). veth
   keeps GRO on for the non-XDP contenders only; each call of 131072
   frames sets up a page pool outside the timer but inside CPU ns/packet.
 EOF
