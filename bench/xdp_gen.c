@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(argv[1], "gro") && (!strcmp(o, "on") || !strcmp(o, "off"))) {
+		if (!strcmp(argv[1], "gro") && strncmp(o, "--", 2)) {	/* on|off, checked by cmd_gro */
 			src = o;
 			continue;
 		}
