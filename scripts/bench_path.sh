@@ -22,7 +22,8 @@
 #                     1048576) and hashlimit (htable-size/max 1048576)
 #   --no-two-cpu      skip the "one source on both CPUs" case
 #   --no-tables-full  skip the "tables full: a new abusive source" check
-#   --no-build        do not run make for build/xrl and build/xrl_drop.bpf.o
+#   --no-build        do not run make for build/xrl, build/xrl_drop.bpf.o
+#                     and build/xdp_gen
 #   --quick           1 run of 1 s per cell (to try the script)
 #
 # Environment: XRL (build/xrl), DROP_OBJ (build/xrl_drop.bpf.o), RATE (1000),
