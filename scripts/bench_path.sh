@@ -946,7 +946,10 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 		verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 2 ? "MET" : "NOT MET") }')
 		TL2=$(printf 'no-skb path, 1M random sources, xrl --new-sources %s above the floor: %.1f ns <= 1/2 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
 			"$NEW_SOURCES" "$x" "$bestn" "$best" "$(calc "$best / 2")" "$(calc "$x / $best")" "$verdict")
-		# what passes, against the budget (a rate N/s)
+		# what passes, against the budget (a rate N/s), read as a ceiling on the
+		# packets per second let through while every source is new (each
+		# sends ~1.5 frames a run): if --new-sources budgets sources rather
+		# than packets, this check wants that factor
 		bud=${NEW_SOURCES%%/s}
 		thru=$(get lrnd xrlns let); secs=$(get lrnd xrlns secs)
 		if [[ $bud =~ ^[0-9]+$ ]]; then
