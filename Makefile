@@ -15,7 +15,7 @@ PREFIX    ?= /usr/local
 
 BPF_HDRS  := $(wildcard bpf/*.h)
 # every BPF program of the tree, product and bench alike (check-bpf-headers reads them all)
-BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c bench/*.bpf.c)
 USER_HDRS := $(wildcard user/*.h)
 # controller library shared by the CLI and the tests
 LIB_SRCS  := user/xrl_rule.c user/xrl_opts.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
@@ -89,6 +89,13 @@ $(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c 
 
 $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_LIB)
+
+# frame generator of the path bench's no-skb cases (bench/): BPF program and its runner
+all: $(BUILD)/xdp_gen
+$(BUILD)/xdp_gen.bpf.o: bench/xdp_gen.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/xdp_gen: bench/xdp_gen.c $(BUILD)/xdp_gen.skel.h
+	$(CC) $(CFLAGS) $< -o $@ $(LIBS_BPF)
 
 deps:
 	@scripts/deps.sh
