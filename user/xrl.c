@@ -269,6 +269,7 @@ int xrl_iface_count(const struct xrl_maps *m)
 int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 {
 	int err = xrl_pin_root_ready(false);
+	char bad[64];
 
 	if (err && err != -ENOENT && lock_why[0])
 		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", lock_why);   /* bpffs hidden, pin root refused */
@@ -285,9 +286,9 @@ int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
 	if (err)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps of instance '%s' in %s: %s",
 				 ctx->instance, ctx->pin_dir, strerror(-err));
-	if (xrl_map_max_entries(m->rule_defs) != 2 * XRL_MAX_RULES) {
+	if (xrl_maps_layout_check(m, bad, sizeof(bad)) == -EPROTO) {
 		xrl_maps_close(m);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
+		return xrl_error(ctx, XRL_EXIT_FAIL, XRL_OLD_PINS_MSG, bad);
 	}
 	if (xrl_iface_count(m) == 0) {
 		xrl_maps_close(m);

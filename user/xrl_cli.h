@@ -55,7 +55,7 @@ int xrl_lock_report(struct xrl_ctx *ctx, int err);
 int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
 /* Pins of an instance made by an xrl before rule definitions were kept per generation. */
 #define XRL_OLD_PINS_MSG \
-	"the instance was pinned by an older xrl (its rule maps differ): detach it everywhere and attach it again"
+	"the instance was pinned by another build of xrl (its maps differ: %s): detach it everywhere and attach it again"
 /*
  * Lock the instance (exclusive for writers, shared for readers, so that a
  * reader never sees half a rule change) and open its maps; on failure the

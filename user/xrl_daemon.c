@@ -290,6 +290,15 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 		xrl_fail(err, errlen, "cannot open the maps in %s: %s", ctx->pin_dir, strerror(-rc));
 		return rc;
 	}
+	{
+		char bad[64];
+
+		if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
+			xrl_instance_end(ctx, &m);
+			xrl_fail(err, errlen, XRL_OLD_PINS_MSG, bad);
+			return -EPROTO;
+		}
+	}
 	rc = xrl_ruleset_apply(&m, defs, n, err, errlen);
 	xrl_instance_end(ctx, &m);
 	return rc ? rc : n;

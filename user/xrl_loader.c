@@ -234,8 +234,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		sets4 = xrl_map_max_entries(m.buckets_v4);
 		sets6 = xrl_map_max_entries(m.buckets_v6);
 
-		if (xrl_map_max_entries(m.rule_defs) != 2 * XRL_MAX_RULES) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", XRL_OLD_PINS_MSG);
+		char bad[64];
+
+		if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
+			rc = xrl_error(ctx, XRL_EXIT_FAIL, XRL_OLD_PINS_MSG, bad);
 			goto out;
 		}
 		if (iface_lookup(&m, iface, &idx, &cur)) {
@@ -472,7 +474,7 @@ out_unlock:
 
 static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human)
 {
-	char dir[512];
+	char dir[512], bad[64];
 	struct xrl_maps m;
 	struct xrl_config cfg = { 0 };
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
@@ -486,6 +488,15 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	snprintf(dir, sizeof(dir), "%s/%s", XRL_PIN_ROOT, name);
 	if (xrl_maps_open_pinned(dir, &m))
 		return NULL;
+	if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
+		char why[256];
+
+		xrl_maps_close(&m);
+		snprintf(why, sizeof(why), XRL_OLD_PINS_MSG, bad);
+		if (human)
+			printf("instance %s\n  %s\n", name, why);
+		return json_pack("{s:s,s:s}", "instance", name, "error", why);
+	}
 	xrl_read_config(&m, &cfg);
 	xrl_ruleset_read(&m, defs, ids, &nrules);
 	sources = xrl_count_sources(&m);

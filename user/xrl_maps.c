@@ -12,6 +12,7 @@
 #include "xrl_maps.h"
 #include "xrl_rule.h"
 #include "xrl_table.h"
+#include "xrl.skel.h"
 
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
@@ -59,6 +60,38 @@ int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m)
 		}
 	}
 	return 0;
+}
+
+int xrl_maps_layout_check(const struct xrl_maps *m, char *bad, size_t badlen)
+{
+	struct xrl_bpf *skel = xrl_bpf__open();
+	int i, err = 0;
+
+	if (!skel)
+		return -errno;
+	for (i = 0; xrl_map_names[i] && !err; i++) {
+		const struct bpf_map *want = bpf_object__find_map_by_name(skel->obj, xrl_map_names[i]);
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		/* the bucket tables are sized at attach (--max-sources): only their entries may differ */
+		bool sized = !strcmp(xrl_map_names[i], "xrl_buckets_v4") ||
+			     !strcmp(xrl_map_names[i], "xrl_buckets_v6");
+
+		if (!want)
+			continue;
+		if (bpf_obj_get_info_by_fd(*map_slot((struct xrl_maps *)m, i), &info, &len)) {
+			err = -errno;
+			break;
+		}
+		if (info.type != (__u32)bpf_map__type(want) || info.key_size != bpf_map__key_size(want) ||
+		    info.value_size != bpf_map__value_size(want) ||
+		    (!sized && info.max_entries != bpf_map__max_entries(want))) {
+			snprintf(bad, badlen, "%s", xrl_map_names[i]);
+			err = -EPROTO;
+		}
+	}
+	xrl_bpf__destroy(skel);
+	return err;
 }
 
 void xrl_maps_close(struct xrl_maps *m)

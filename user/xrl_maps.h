@@ -38,6 +38,14 @@ int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m);
 /* 0, or -errno (ENOENT when the instance has no pins). */
 int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m);
 void xrl_maps_close(struct xrl_maps *m);
+/*
+ * Do the pinned maps have the layout this build's program has (type, key
+ * and value sizes, entries but the bucket tables')? An instance attached by
+ * another build of xrl may not: reading its values into this build's
+ * structs would overrun them. 0, or -EPROTO with the first map that
+ * differs in bad, or -errno.
+ */
+int xrl_maps_layout_check(const struct xrl_maps *m, char *bad, size_t badlen);
 
 /* The rule set in force, in id order. defs and ids hold XRL_MAX_RULES. */
 int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 *ids, int *n);

@@ -160,6 +160,7 @@ static int sample_live(struct xrl_ctx *ctx, const struct xrl_view *v, int rows, 
 		       size_t len)
 {
 	struct xrl_maps m;
+	char bad[64];
 	int err;
 
 	while ((err = xrl_lock_shared(ctx)) == -EINTR && !xrl_term_stop_signal())
@@ -180,6 +181,11 @@ static int sample_live(struct xrl_ctx *ctx, const struct xrl_view *v, int rows, 
 		snprintf(why, len, "cannot open the maps of instance '%s' in %s: %s", ctx->instance,
 			 ctx->pin_dir, strerror(-err));
 		return err;
+	}
+	if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
+		xrl_instance_end(ctx, &m);
+		snprintf(why, len, XRL_OLD_PINS_MSG, bad);
+		return -EPROTO;
 	}
 	if (xrl_iface_count(&m) == 0) {
 		xrl_instance_end(ctx, &m);

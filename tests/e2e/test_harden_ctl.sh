@@ -21,6 +21,9 @@
 #   5. limits: --max-sources beyond the memory available refused with the
 #      figures; user nobody gets "permission denied" (not "not attached");
 #      the 65th interface of an instance is refused naming the limit
+#   6. an instance whose maps have another layout (pinned by another build):
+#      every command refuses it naming the map, status names it, nothing
+#      reads its values into this build's structs
 #
 #   XRL=path/to/xrl bash tests/e2e/test_harden_ctl.sh
 #
@@ -346,6 +349,27 @@ xr "$L" attach "$I5"
 for i in $(seq 1 $((MAX_IFACES - 1))); do
 	"$XRL" --instance "$L" detach gone"$i" >/dev/null 2>&1 || { bad "detach of the record gone$i failed"; break; }
 done
+must "$L" detach "$I4"
+
+# ======================================================= 6. another layout
+section "6. an instance whose maps another build of xrl pinned"
+# xrl_stats replaced by a map of the same type whose value is 4096 bytes:
+# read into this build's struct, it would overrun it (seen: a heap corruption
+# in status while another build's instance was attached)
+must "$L" attach "$I4"
+rm -f "$PIN_ROOT/$L/xrl_stats"
+bpftool map create "$PIN_ROOT/$L/xrl_stats" type percpu_array key 4 value 4096 entries 1 name xrl_stats ||
+	bad "cannot pin a stand-in xrl_stats"
+for c in "stats" "top" "rule list" "rule add 10.9.0.0/16 --deny"; do
+	# shellcheck disable=SC2086
+	xr "$L" $c
+	[ "$RC" = 1 ] && [[ $ERR == *"another build of xrl"* ]] && [[ $ERR == *xrl_stats* ]] &&
+		ok "xrl $c on it: exit 1, names the map and what to do: $ERR" || bad "xrl $c on it: exit $RC: $ERR$OUT"
+done
+out=$("$XRL" --instance "$L" --json status 2>&1)
+rc=$?
+[ "$rc" = 0 ] && [ "$(jq -r '.[0].error' <<<"$out" 2>/dev/null)" != null ] && [[ $out == *xrl_stats* ]] &&
+	ok "status --json names it and the map: $out" || bad "status --json: exit $rc: $out"
 must "$L" detach "$I4"
 
 section "cleanup"
