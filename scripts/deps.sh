@@ -5,13 +5,13 @@
 #   scripts/deps.sh --fresh-check   and what scripts/fresh-check needs (debootstrap)
 set -e
 # build: compilers, libraries and bpftool (skeletons); tests and demo: trafgen and
-# netsniff-ng, redis, prometheus (promtool), curl, jq, tmux, nft/iptables, perl; the
-# bench also calls git, lscpu/nsenter (util-linux), sysctl (procps), zcat (gzip),
-# getconf (libc-bin), awk (mawk) and the coreutils.
+# netsniff-ng, redis, prometheus (promtool), curl, jq, tmux, nft/iptables, perl, ip;
+# the bench also calls git, lscpu/nsenter (util-linux), sysctl (procps), zcat (gzip),
+# getconf (libc-bin), awk (mawk), mount, sed, grep, cmp (diffutils), the coreutils.
 PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev
 libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
-git gzip mawk coreutils libc-bin"
+git gzip mawk coreutils libc-bin mount sed grep diffutils"
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;
