@@ -1,10 +1,22 @@
 #!/bin/sh
 # Install every Debian package xrl's build, tests, demo and bench need.
 # Idempotent, and quiet when everything is already there.
+#   scripts/deps.sh                 the build, tests, demo and bench
+#   scripts/deps.sh --fresh-check   and what scripts/fresh-check needs (debootstrap)
 set -e
+# build: compilers, libraries and bpftool (skeletons); tests and demo: trafgen and
+# netsniff-ng, redis, prometheus (promtool), curl, jq, tmux, nft/iptables, perl, ip;
+# the bench also calls git, lscpu/nsenter (util-linux), sysctl (procps), zcat (gzip),
+# getconf (libc-bin), awk (mawk), mount, sed, grep, cmp (diffutils), the coreutils.
 PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev
-libcmocka-dev libjansson-dev libhiredis-dev redis-server libmicrohttpd-dev netsniff-ng
-iproute2 nftables iptables util-linux man-db jq perl tmux prometheus curl"
+libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
+iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
+git gzip mawk coreutils libc-bin mount sed grep diffutils"
+case ${1:-} in
+--fresh-check) PKGS="$PKGS debootstrap tar" ;;
+"") ;;
+*) echo "usage: scripts/deps.sh [--fresh-check]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
