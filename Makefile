@@ -33,8 +33,8 @@ PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
-.PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install clean check-bpf-headers
-all: $(BUILD)/xrl $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
+.PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install deb clean check-bpf-headers
+all: $(BUILD)/xrl $(BUILD)/xrl.bash $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
 	mkdir -p $@
@@ -68,8 +68,9 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o -o $@ -lcmocka -ljansson
-$(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS)
-	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+# reads scripts/etc/rules, the rules file the package installs
+$(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
@@ -127,10 +128,32 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/bench
 
-install: $(BUILD)/xrl
-	install -D -m 0755 $(BUILD)/xrl $(DESTDIR)$(PREFIX)/sbin/xrl
-	install -D -m 0644 docs/xrl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xrl.8
-	install -D -m 0644 scripts/systemd/xrl@.service $(DESTDIR)/etc/systemd/system/xrl@.service
+# bash completion, made by xrl from its option and command tables
+$(BUILD)/xrl.bash: $(BUILD)/xrl
+	$(BUILD)/xrl help completion >$@.tmp && mv $@.tmp $@
+
+# The files of xrl, for make install and make deb alike (the package's list):
+# $(call install-files,ROOT,PREFIX,UNITDIR). The units name $(PREFIX)/sbin/xrl;
+# an existing /etc/xrl/rules is kept (the package's conffile).
+define install-files
+	install -D -m 0755 $(BUILD)/xrl $(1)$(2)/sbin/xrl
+	install -d -m 0755 $(1)$(2)/share/man/man8
+	gzip -9n <docs/xrl.8 >$(1)$(2)/share/man/man8/xrl.8.gz && chmod 0644 $(1)$(2)/share/man/man8/xrl.8.gz
+	install -D -m 0644 $(BUILD)/xrl.bash $(1)$(2)/share/bash-completion/completions/xrl
+	install -d -m 0755 $(1)$(3)
+	sed 's|/usr/local/sbin/xrl|$(2)/sbin/xrl|g' scripts/systemd/xrl@.service >$(1)$(3)/xrl@.service && chmod 0644 $(1)$(3)/xrl@.service
+	[ -e $(1)/etc/xrl/rules ] || install -D -m 0644 scripts/etc/rules $(1)/etc/xrl/rules
+endef
+UNITDIR ?= /etc/systemd/system
+
+install: $(BUILD)/xrl $(BUILD)/xrl.bash
+	$(call install-files,$(DESTDIR),$(PREFIX),$(UNITDIR))
+
+# build/xrl_VERSION_amd64.deb (dpkg-deb; the same files as make install, under /usr)
+deb: $(BUILD)/xrl $(BUILD)/xrl.bash
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
+	$(call install-files,$(BUILD)/deb,/usr,/lib/systemd/system)
+	scripts/mkdeb $(BUILD) $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD)

@@ -405,23 +405,30 @@ static const struct xrl_opt_table global_opts = {
 static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv);
 
 static const struct xrl_cmd commands[] = {
-	{ .name = "attach", .fn = xrl_cmd_attach,
-	  .args = "IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]" },
+	{ .name = "attach", .fn = xrl_cmd_attach, .args = "IFACE", .opts = &xrl_attach_opts },
 	{ .name = "detach", .fn = xrl_cmd_detach, .args = "IFACE" },
 	{ .name = "status", .fn = xrl_cmd_status, .args = "" },
 	{ .name = "rule", .fn = xrl_cmd_rule, .args = NULL, .sub = &xrl_rule_cmds },
-	{ .name = "stats", .fn = xrl_cmd_stats, .args = "[--watch [--interval SEC]]" },
-	{ .name = "top", .fn = xrl_cmd_top, .args = "[-n N] [--watch [--interval SEC]]" },
-	{ .name = "daemon", .fn = xrl_cmd_daemon,
-	  .args = "[--redis URL] [--redis-password-file FILE] [--host-id ID] [--sync-interval MS] [--on-redis-failure local|open|closed]"
-	  " [--rules FILE] [--log-format text|json] [--metrics [ADDR:PORT]] [--metrics-top K]"
-	  " [--quiet-after SEC]" },
+	{ .name = "stats", .fn = xrl_cmd_stats, .args = "", .opts = &xrl_stats_opts },
+	{ .name = "top", .fn = xrl_cmd_top, .args = "", .opts = &xrl_top_opts },
+	{ .name = "daemon", .fn = xrl_cmd_daemon, .args = "", .opts = &xrl_daemon_opts },
 	{ .name = "help", .fn = cmd_help, .args = "[options]" },
 };
 
 static const struct xrl_cmd_table command_table = {
 	.path = "xrl", .cmds = commands, .n = sizeof(commands) / sizeof(commands[0]),
 };
+
+int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd)
+{
+	const struct xrl_cmd *c = xrl_cmd_find(&command_table, cmd);
+	char u[1024];
+
+	if (!c)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: see xrl --help");
+	xrl_cmd_usage_line(&command_table, c, u, sizeof(u));
+	return xrl_error(ctx, XRL_EXIT_USAGE, "usage: %s", u);
+}
 
 static void usage(FILE *f)
 {
@@ -430,7 +437,108 @@ static void usage(FILE *f)
 	xrl_opts_usage(&global_opts, 0, u, sizeof(u));
 	fprintf(f, "usage: xrl %s COMMAND ...\n", u);
 	xrl_cmd_usage(f, &command_table, "  ", 92);
-	fputs("See xrl(8); 'xrl help options' lists the global options and the rule words.\n", f);
+	fputs("See xrl(8); 'xrl help options' lists every option, one a line.\n", f);
+}
+
+/* ---------------------------------------------------------------- bash completion */
+
+/* One level of the command line ("_" before the command, "attach", "rule_add"): its options. */
+static void completion_opts(FILE *f, const char *level, const struct xrl_opt_table *t, int mode)
+{
+	int i, k = 0;
+
+	fprintf(f, "_xrl_opts[%s]=\"", level);
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+
+		if (!((o->modes >> mode) & 1))
+			continue;
+		fprintf(f, "%s--%s", k++ ? " " : "", o->name);
+		if (o->short_name)
+			fprintf(f, " -%c", o->short_name);
+	}
+	fputs("\"\n", f);
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+
+		/* an optional value is only ever taken after '=' by the completion */
+		if (!((o->modes >> mode) & 1) || !o->arg || (o->flags & XRL_OPT_OPTIONAL_ARG))
+			continue;
+		fprintf(f, "_xrl_arg[\"%s --%s\"]=1\n", level, o->name);
+		if (o->short_name)
+			fprintf(f, "_xrl_arg[\"%s -%c\"]=1\n", level, o->short_name);
+		if (strchr(o->arg, '|')) {   /* "auto|native|generic": the choices */
+			char choices[256], *p;
+
+			snprintf(choices, sizeof(choices), "%s", o->arg);
+			for (p = choices; (p = strchr(p, '|')); )
+				*p = ' ';
+			fprintf(f, "_xrl_choice[\"%s --%s\"]=\"%s\"\n", level, o->name, choices);
+			if (o->short_name)
+				fprintf(f, "_xrl_choice[\"%s -%c\"]=\"%s\"\n", level, o->short_name, choices);
+		}
+	}
+}
+
+static void completion_cmds(FILE *f, const char *level, const struct xrl_cmd_table *t)
+{
+	int i;
+
+	fprintf(f, "_xrl_sub[%s]=\"", level);
+	for (i = 0; i < t->n; i++)
+		fprintf(f, "%s%s", i ? " " : "", t->cmds[i].name);
+	fputs("\"\n", f);
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_cmd *c = &t->cmds[i];
+		char sub[128];
+
+		snprintf(sub, sizeof(sub), "%s%s%s", strcmp(level, "_") ? level : "",
+			 strcmp(level, "_") ? "_" : "", c->name);
+		if (c->sub)
+			completion_cmds(f, sub, c->sub);
+		else if (c->opts)
+			completion_opts(f, sub, c->opts, c->opt_mode);
+	}
+}
+
+/* `xrl help completion`: a bash completion script made from the tables (make writes build/xrl.bash) */
+static void completion(FILE *f)
+{
+	fputs("# bash completion for xrl(8), made by 'xrl help completion' from xrl's option and\n"
+	      "# command tables: commands, subcommands, options and their fixed choices.\n"
+	      "declare -gA _xrl_sub=() _xrl_opts=() _xrl_arg=() _xrl_choice=()\n", f);
+	completion_opts(f, "_", &global_opts, 0);
+	completion_cmds(f, "_", &command_table);
+	fputs("_xrl() {\n"
+	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} level=_ w i skip=0 prev=\n"
+	      "\tCOMPREPLY=()\n"
+	      "\t# the words before the cursor: commands and subcommands set the level; an\n"
+	      "\t# option's value and the operands are skipped\n"
+	      "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n"
+	      "\t\tw=${COMP_WORDS[i]}\n"
+	      "\t\tif ((skip)); then skip=0; prev=; continue; fi\n"
+	      "\t\tcase $w in\n"
+	      "\t\t--*=*) prev= ;;\n"
+	      "\t\t-*) prev=$w; [ -n \"${_xrl_arg[\"$level $w\"]:-}\" ] && skip=1 ;;\n"
+	      "\t\t*) prev=\n"
+	      "\t\t\tif [[ \" ${_xrl_sub[$level]:-} \" == *\" $w \"* ]]; then\n"
+	      "\t\t\t\t[ \"$level\" = _ ] && level=$w || level=${level}_$w\n"
+	      "\t\t\tfi ;;\n"
+	      "\t\tesac\n"
+	      "\tdone\n"
+	      "\tif ((skip)); then   # the value of $prev\n"
+	      "\t\t[ -n \"${_xrl_choice[\"$level $prev\"]:-}\" ] &&\n"
+	      "\t\t\tCOMPREPLY=($(compgen -W \"${_xrl_choice[\"$level $prev\"]}\" -- \"$cur\"))\n"
+	      "\t\treturn 0\n"
+	      "\tfi\n"
+	      "\tif [[ $cur == -* ]]; then\n"
+	      "\t\tCOMPREPLY=($(compgen -W \"${_xrl_opts[$level]:-}\" -- \"$cur\"))\n"
+	      "\telif [ -n \"${_xrl_sub[$level]:-}\" ]; then\n"
+	      "\t\tCOMPREPLY=($(compgen -W \"${_xrl_sub[$level]}\" -- \"$cur\"))\n"
+	      "\tfi\n"
+	      "\treturn 0\n"
+	      "}\n"
+	      "complete -o bashdefault -o default -F _xrl xrl\n", f);
 }
 
 /* xrl help: the usage; xrl help options: the option tables, one option a line */
@@ -440,6 +548,14 @@ static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "options")) {
 		xrl_opts_dump(stdout, &global_opts);
 		xrl_opts_dump(stdout, &xrl_rule_opts);
+		xrl_opts_dump(stdout, &xrl_attach_opts);
+		xrl_opts_dump(stdout, &xrl_stats_opts);
+		xrl_opts_dump(stdout, &xrl_top_opts);
+		xrl_opts_dump(stdout, &xrl_daemon_opts);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "completion")) {   /* not in the usage: for make */
+		completion(stdout);
 		return 0;
 	}
 	usage(stdout);

@@ -91,6 +91,10 @@ extern const struct xrl_cmd_table xrl_rule_cmds;
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);
+/* the options of attach, stats, top and daemon (the top-level usage shows them) */
+extern const struct xrl_opt_table xrl_attach_opts, xrl_stats_opts, xrl_top_opts, xrl_daemon_opts;
+/* Report "usage: xrl CMD ..." from the command table; returns XRL_EXIT_USAGE. */
+int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd);
 /* 1 to 64 letters, digits, '-' or '_'. */
 int xrl_valid_instance(const char *s);
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* stats: totals and per-rule counters, summed over CPUs. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,15 +7,46 @@
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
-#define STATS_USAGE "usage: xrl stats [--watch [--interval SEC]]"
+/* ---------------------------------------------------------------- options */
+
+struct stats_opts {
+	bool watch;
+	const char *interval;
+};
+
+#define SO(member) XRL_OPT_FIELD(struct stats_opts, member)
+
+enum { SO_WATCH, SO_INTERVAL, SO_N };
+
+static const struct xrl_opt stats_opt_rows[SO_N] = {
+	[SO_WATCH] = { "watch", 0, NULL, xrl_opt_flag, SO(watch), .modes = 1,
+		       .help = "a live view with rates, redrawn until q" },
+	[SO_INTERVAL] = { "interval", 'd', "SEC", xrl_opt_str, SO(interval), .modes = 1,
+			  .flags = XRL_OPT_NESTED,
+			  .help = "seconds between the frames of --watch (0.1 to 3600, default 1)" },
+};
+
+_Static_assert(SO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+const struct xrl_opt_table xrl_stats_opts = {
+	.name = "stats", .opts = stats_opt_rows, .n = SO_N, .nmodes = 1,
+	.see = "see xrl --help",
+};
+
+/* The options' combinations and values: 0, or the exit code of the error reported. */
+static int stats_check(struct xrl_ctx *ctx, const struct stats_opts *o, double *secs)
+{
+	int rc;
+
+	if (o->interval && !o->watch)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
+	if (o->watch && o->interval && (rc = xrl_watch_interval(ctx, o->interval, secs)))
+		return rc;
+	return o->watch ? xrl_watch_usable(ctx, "stats") : 0;
+}
 
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "watch", no_argument, 0, 'w' },
-		{ "interval", required_argument, 0, 'd' },
-		{ 0, 0, 0, 0 },
-	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static struct xrl_rule_stats rs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
@@ -25,31 +55,20 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	long sources;
 	__u64 evicted, passed, passed_bytes;
 	json_t *o, *rules;
-	const char *interval = NULL;
+	struct stats_opts so = { 0 };
 	double secs = XRL_WATCH_DEFAULT_S;
-	bool watch = false;
-	int n, i, rc, c;
+	char err[XRL_ERRLEN];
+	xrl_opt_seen seen = 0;
+	int n, i = 1, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:", opts, NULL)) != -1) {
-		if (c == 'w')
-			watch = true;
-		else if (c == 'd')
-			interval = optarg;
-		else
-			return xrl_error(ctx, XRL_EXIT_USAGE, STATS_USAGE);
-	}
-	if (optind != argc)
-		return xrl_error(ctx, XRL_EXIT_USAGE, STATS_USAGE);
-	if (interval && !watch)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
-	if (watch) {
-		if ((interval && (rc = xrl_watch_interval(ctx, interval, &secs))) ||
-		    (rc = xrl_watch_usable(ctx, "stats")))
-			return rc;
+	if (xrl_opts_parse(&xrl_stats_opts, 0, argc, argv, &i, &so, &seen, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if (i != argc)
+		return xrl_usage_error(ctx, argv[0]);
+	if ((rc = stats_check(ctx, &so, &secs)))
+		return rc;
+	if (so.watch)
 		return xrl_stats_watch(ctx, secs);
-	}
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	if (xrl_read_global(&m, &g) || xrl_ruleset_read(&m, defs, ids, &n) ||

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* top: the sources with the most drops now, from the per-CPU drop sketch. */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,59 +10,72 @@
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
-#define TOP_USAGE "usage: xrl top [-n N] [--watch [--interval SEC]]"
+/* ---------------------------------------------------------------- options */
+
+struct top_opts {
+	__u64 count;
+	bool watch;
+	const char *interval;
+};
+
+#define TO(member) XRL_OPT_FIELD(struct top_opts, member)
+
+enum { TO_COUNT, TO_WATCH, TO_INTERVAL, TO_N };
+
+static const struct xrl_opt top_opt_rows[TO_N] = {
+	[TO_COUNT] = { "count", 'n', "N", xrl_opt_uint, TO(count), .modes = 1, .min = 1, .max = 100000,
+		       .what = "-n", .help = "show N sources (1 to 100000, default 10; --watch: the terminal's height)" },
+	[TO_WATCH] = { "watch", 0, NULL, xrl_opt_flag, TO(watch), .modes = 1,
+		       .help = "a live view sorted by the drop rate, redrawn until q" },
+	[TO_INTERVAL] = { "interval", 'd', "SEC", xrl_opt_str, TO(interval), .modes = 1,
+			  .flags = XRL_OPT_NESTED,
+			  .help = "seconds between the frames of --watch (0.1 to 3600, default 1)" },
+};
+
+_Static_assert(TO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+const struct xrl_opt_table xrl_top_opts = {
+	.name = "top", .opts = top_opt_rows, .n = TO_N, .nmodes = 1,
+	.see = "see xrl --help",
+};
+
+/* The options' combinations and values: 0, or the exit code of the error reported. */
+static int top_check(struct xrl_ctx *ctx, const struct top_opts *o, double *secs)
+{
+	int rc;
+
+	if (o->interval && !o->watch)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
+	if (o->watch && o->interval && (rc = xrl_watch_interval(ctx, o->interval, secs)))
+		return rc;
+	return o->watch ? xrl_watch_usable(ctx, "top") : 0;
+}
 
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "count", required_argument, 0, 'n' },
-		{ "watch", no_argument, 0, 'w' },
-		{ "interval", required_argument, 0, 'd' },
-		{ 0, 0, 0, 0 },
-	};
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_top_entry *top = NULL;
 	struct xrl_maps m;
 	struct timespec ts;
-	char msg[XRL_ERRLEN];
-	__u64 count = 10, now;
-	const char *interval = NULL;
-	bool watch = false, count_given = false;
+	struct top_opts to = { .count = 10 };
+	char err[XRL_ERRLEN];
+	xrl_opt_seen seen = 0;
+	__u64 count, now;
 	double secs = XRL_WATCH_DEFAULT_S;
 	json_t *arr;
-	int c, n, nd, i, shown = 0, rc;
+	int n, nd, i = 1, shown = 0, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "n:d:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (xrl_parse_uint("-n", optarg, 1, 100000, &count, msg, sizeof(msg)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
-			count_given = true;
-			break;
-		case 'w':
-			watch = true;
-			break;
-		case 'd':
-			interval = optarg;
-			break;
-		default:
-			return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
-		}
-	}
-	if (optind != argc)
-		return xrl_error(ctx, XRL_EXIT_USAGE, TOP_USAGE);
-	if (interval && !watch)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "--interval (-d) sets the refresh of --watch: add --watch");
-	if (watch) {
-		if ((interval && (rc = xrl_watch_interval(ctx, interval, &secs))) ||
-		    (rc = xrl_watch_usable(ctx, "top")))
-			return rc;
-		/* without -n the live view fills the terminal */
-		return xrl_top_watch(ctx, secs, count_given ? count : UINT64_MAX);
-	}
+	if (xrl_opts_parse(&xrl_top_opts, 0, argc, argv, &i, &to, &seen, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if (i != argc)
+		return xrl_usage_error(ctx, argv[0]);
+	if ((rc = top_check(ctx, &to, &secs)))
+		return rc;
+	count = to.count;
+	/* without -n the live view fills the terminal */
+	if (to.watch)
+		return xrl_top_watch(ctx, secs, XRL_SEEN(seen, TO_COUNT) ? count : UINT64_MAX);
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	if (xrl_ruleset_read(&m, defs, ids, &nd) || xrl_top_read(&m, &top, &n)) {

@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,115 +55,112 @@ struct daemon_opts {
 	const char *rules_file;
 	const char *log_format;
 	const char *metrics;     /* listen address, "" for the default; NULL: no endpoint */
+	const char *instance;    /* --instance after daemon */
 	int metrics_top;
+	unsigned log_json;       /* index in "text|json" */
+	__u64 interval_ms, quiet_s;
 	__u64 interval_ns;
 	__u64 quiet_ns;
 	enum xrl_fleet_policy policy;
 };
 
+/* --redis URL: the URL, and the argv word its password is masked in */
+static int opt_redis(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	struct daemon_opts *d = obj;
+
+	(void)o, (void)err, (void)errlen;
+	d->redis_url = arg;
+	d->redis_url_arg = (char *)arg;   /* a word of argv, which is writable */
+	return 0;
+}
+
+/* --metrics [ADDR:PORT]: "" without the address */
+static int opt_metrics(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	(void)o, (void)err, (void)errlen;
+	((struct daemon_opts *)obj)->metrics = arg ? arg : "";
+	return 0;
+}
+
+#define DO(member) XRL_OPT_FIELD(struct daemon_opts, member)
+
 enum {
-	OPT_REDIS = 256, OPT_HOST_ID, OPT_INTERVAL, OPT_FAILURE, OPT_RULES, OPT_LOG_FORMAT,
-	OPT_INSTANCE, OPT_METRICS, OPT_METRICS_TOP, OPT_QUIET, OPT_PASSWORD_FILE,
+	DO_REDIS, DO_PASSWORD_FILE, DO_HOST_ID, DO_INTERVAL, DO_FAILURE, DO_RULES, DO_LOG_FORMAT,
+	DO_METRICS, DO_METRICS_TOP, DO_QUIET, DO_INSTANCE, DO_N,
 };
+
+static const struct xrl_opt daemon_opt_rows[DO_N] = {
+	[DO_REDIS] = { "redis", 0, "URL", opt_redis, .modes = 1,
+		       .help = "share the --global rules' budgets through Redis at URL" },
+	[DO_PASSWORD_FILE] = { "redis-password-file", 0, "FILE", xrl_opt_str, DO(password_file),
+			       .modes = 1, .help = "the Redis password is the first line of FILE" },
+	[DO_HOST_ID] = { "host-id", 0, "ID", xrl_opt_str, DO(host_id), .modes = 1,
+			 .help = "this host's name in Redis (default: HOSTNAME/INSTANCE)" },
+	[DO_INTERVAL] = { "sync-interval", 0, "MS", xrl_opt_uint, DO(interval_ms), .modes = 1,
+			  .min = 1, .max = 60000, .what = "--sync-interval (ms)",
+			  .help = "milliseconds between rounds (1 to 60000, default 100)" },
+	[DO_FAILURE] = { "on-redis-failure", 0, "local|open|closed", xrl_opt_enum, DO(policy),
+			 .modes = 1, .what = "local|open|closed",
+			 .help = "what --global rules do while Redis does not answer (default local)" },
+	[DO_RULES] = { "rules", 0, "FILE", xrl_opt_str, DO(rules_file), .modes = 1,
+		       .help = "load the rules file at start and on SIGHUP" },
+	[DO_LOG_FORMAT] = { "log-format", 0, "text|json", xrl_opt_enum, DO(log_json), .modes = 1,
+			    .what = "text|json", .help = "log lines as text (default) or JSON" },
+	[DO_METRICS] = { "metrics", 0, "ADDR:PORT", opt_metrics, .modes = 1,
+			 .flags = XRL_OPT_OPTIONAL_ARG,
+			 .help = "serve Prometheus metrics (default 127.0.0.1:9464)" },
+	[DO_METRICS_TOP] = { "metrics-top", 0, "K", xrl_opt_uint, DO(metrics_top), .modes = 1,
+			     .max = 1000, .what = "--metrics-top",
+			     .help = "at most K sources in the top-source metric (0 to 1000, default 10)" },
+	[DO_QUIET] = { "quiet-after", 0, "SEC", xrl_opt_uint, DO(quiet_s), .modes = 1,
+		       .min = 1, .max = 3600, .what = "--quiet-after (seconds)",
+		       .help = "log a limited source back under limit after SEC s without drops (default 5)" },
+	[DO_INSTANCE] = { "instance", 0, "NAME", xrl_opt_str, DO(instance), .modes = 1,
+			  .help = "serve instance NAME (as the global --instance)" },
+};
+
+_Static_assert(DO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+const struct xrl_opt_table xrl_daemon_opts = {
+	.name = "daemon", .opts = daemon_opt_rows, .n = DO_N, .nmodes = 1,
+};
+
+/* The options' values and units: 0, or the exit code of the error reported. */
+static int daemon_check(struct xrl_ctx *ctx, struct daemon_opts *o, xrl_opt_seen seen)
+{
+	if (o->host_id && (!*o->host_id || strlen(o->host_id) > 100 || strpbrk(o->host_id, " \t\n{}")))
+		return xrl_error(ctx, XRL_EXIT_USAGE,
+				 "invalid --host-id '%s': 1 to 100 characters, no spaces or braces",
+				 o->host_id);
+	if (XRL_SEEN(seen, DO_INTERVAL))
+		o->interval_ns = o->interval_ms * 1000000ull;
+	if (XRL_SEEN(seen, DO_QUIET))
+		o->quiet_ns = o->quiet_s * 1000000000ull;
+	if (XRL_SEEN(seen, DO_LOG_FORMAT))
+		o->log_format = o->log_json ? "json" : "text";
+	if (o->instance) {
+		if (!xrl_valid_instance(o->instance))
+			return xrl_error(ctx, XRL_EXIT_USAGE,
+					 "invalid instance name '%s': use 1 to 64 letters, digits, '-' or '_'",
+					 o->instance);
+		ctx->instance = o->instance;
+		snprintf(ctx->pin_dir, sizeof(ctx->pin_dir), "%s/%s", XRL_PIN_ROOT, o->instance);
+	}
+	return 0;
+}
 
 static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_opts *o)
 {
-	static const struct option opts[] = {
-		{ "redis", required_argument, 0, OPT_REDIS },
-		{ "host-id", required_argument, 0, OPT_HOST_ID },
-		{ "sync-interval", required_argument, 0, OPT_INTERVAL },
-		{ "on-redis-failure", required_argument, 0, OPT_FAILURE },
-		{ "rules", required_argument, 0, OPT_RULES },
-		{ "log-format", required_argument, 0, OPT_LOG_FORMAT },
-		{ "instance", required_argument, 0, OPT_INSTANCE },
-		{ "metrics", optional_argument, 0, OPT_METRICS },
-		{ "metrics-top", required_argument, 0, OPT_METRICS_TOP },
-		{ "quiet-after", required_argument, 0, OPT_QUIET },
-		{ "redis-password-file", required_argument, 0, OPT_PASSWORD_FILE },
-		{ 0, 0, 0, 0 },
-	};
 	char err[XRL_ERRLEN];
-	__u64 v;
-	int c;
+	xrl_opt_seen seen = 0;
+	int i = 1;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_REDIS:
-			o->redis_url = optarg;
-			o->redis_url_arg = optarg;
-			break;
-		case OPT_PASSWORD_FILE:
-			o->password_file = optarg;
-			break;
-		case OPT_HOST_ID:
-			if (!*optarg || strlen(optarg) > 100 || strpbrk(optarg, " \t\n{}"))
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid --host-id '%s': 1 to 100 characters, no spaces or braces",
-						 optarg);
-			o->host_id = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (xrl_parse_uint("--sync-interval (ms)", optarg, 1, 60000, &v, err, sizeof(err)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
-			o->interval_ns = v * 1000000ull;
-			break;
-		case OPT_FAILURE:
-			for (c = 0; c < 3 && strcmp(optarg, xrl_fleet_policy_name[c]); c++)
-				;
-			if (c == 3)
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid --on-redis-failure '%s': expected local, open or closed",
-						 optarg);
-			o->policy = (enum xrl_fleet_policy)c;
-			break;
-		case OPT_RULES:
-			o->rules_file = optarg;
-			break;
-		case OPT_LOG_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid --log-format '%s': expected text or json", optarg);
-			o->log_format = optarg;
-			break;
-		case OPT_METRICS:
-			/* the address is optional: take the next word unless it is an option */
-			if (!optarg && optind < argc && argv[optind][0] != '-')
-				optarg = argv[optind++];
-			o->metrics = optarg ? optarg : "";
-			break;
-		case OPT_METRICS_TOP:
-			if (xrl_parse_uint("--metrics-top", optarg, 0, 1000, &v, err, sizeof(err)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
-			o->metrics_top = (int)v;
-			break;
-		case OPT_QUIET:
-			if (xrl_parse_uint("--quiet-after (seconds)", optarg, 1, 3600, &v, err, sizeof(err)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
-			o->quiet_ns = v * 1000000000ull;
-			break;
-		case OPT_INSTANCE:
-			if (!xrl_valid_instance(optarg))
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid instance name '%s': use 1 to 64 letters, digits, '-' or '_'",
-						 optarg);
-			ctx->instance = optarg;
-			snprintf(ctx->pin_dir, sizeof(ctx->pin_dir), "%s/%s", XRL_PIN_ROOT, optarg);
-			break;
-		default:
-			if (optopt >= OPT_REDIS)
-				return xrl_error(ctx, XRL_EXIT_USAGE, "option '%s' needs a value",
-						 argv[optind - 1]);
-			return xrl_error(ctx, XRL_EXIT_USAGE,
-					 "unknown option '%s': expected --redis, --redis-password-file, --host-id, --sync-interval, --on-redis-failure, --rules, --log-format, --metrics, --metrics-top, --quiet-after or --instance",
-					 argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "unexpected word '%s' (see xrl --help)",
-				 argv[optind]);
-	return 0;
+	if (xrl_opts_parse(&xrl_daemon_opts, 0, argc, argv, &i, o, &seen, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	if (i < argc)
+		return xrl_error(ctx, XRL_EXIT_USAGE, "unexpected word '%s' (see xrl --help)", argv[i]);
+	return daemon_check(ctx, o, seen);
 }
 
 /*

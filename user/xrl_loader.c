@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,19 +20,75 @@
 #include "xrl_rule.h"
 #include "xrl.skel.h"
 
-enum { OPT_MODE = 256, OPT_MAX_SOURCES, OPT_MALFORMED };
+/* ---------------------------------------------------------------- options */
 
-static int parse_mode(const char *s, enum xdp_attach_mode *mode)
+struct attach_opts {
+	unsigned mode;        /* index in "auto|native|generic" */
+	__u64 max_sources;    /* 0: the instance's, or the default */
+	unsigned malformed;   /* index in "pass|drop" */
+};
+
+#define AO(member) XRL_OPT_FIELD(struct attach_opts, member)
+
+enum { AO_MODE, AO_MAX_SOURCES, AO_MALFORMED, AO_N };
+
+static const struct xrl_opt attach_opt_rows[AO_N] = {
+	[AO_MODE] = { "mode", 0, "auto|native|generic", xrl_opt_enum, AO(mode), .modes = 1,
+		      .what = "auto|native|generic",
+		      .help = "XDP attach mode (default auto: native when the driver has XDP)" },
+	[AO_MAX_SOURCES] = { "max-sources", 0, "N", xrl_opt_uint, AO(max_sources), .modes = 1,
+			     .min = 1, .max = 1U << 28, .what = "--max-sources",
+			     .help = "buckets per address family, fixed at creation (default 1048576)" },
+	[AO_MALFORMED] = { "malformed", 0, "pass|drop", xrl_opt_enum, AO(malformed), .modes = 1,
+			   .what = "pass|drop",
+			   .help = "what to do with malformed IP packets, fixed at creation (default pass)" },
+};
+
+_Static_assert(AO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
+
+const struct xrl_opt_table xrl_attach_opts = {
+	.name = "attach", .opts = attach_opt_rows, .n = AO_N, .nmodes = 1,
+	.see = "see xrl --help",
+};
+
+/*
+ * attach IFACE [options], the options before or after IFACE (until "--"):
+ * 0, or the exit code of the error reported.
+ */
+static int attach_args(struct xrl_ctx *ctx, int argc, char **argv, struct attach_opts *o,
+		       xrl_opt_seen *seen, const char **iface)
 {
-	if (!strcmp(s, "auto"))
-		*mode = XDP_MODE_UNSPEC;
-	else if (!strcmp(s, "native"))
-		*mode = XDP_MODE_NATIVE;
-	else if (!strcmp(s, "generic"))
-		*mode = XDP_MODE_SKB;
-	else
-		return -1;
+	char err[XRL_ERRLEN];
+	int i = 1, words = 0;
+	bool opts_end = false;
+
+	while (i < argc) {
+		if (!opts_end) {
+			if (xrl_opts_parse(&xrl_attach_opts, 0, argc, argv, &i, o, seen, err, sizeof(err)))
+				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+			opts_end = i > 1 && !strcmp(argv[i - 1], "--");
+			if (i >= argc)
+				break;
+		}
+		if (words++ == 0)
+			*iface = argv[i];
+		i++;
+	}
+	if (words != 1)
+		return xrl_usage_error(ctx, argv[0]);
 	return 0;
+}
+
+/* The options' values as attach uses them: mode, max sources (0: keep), malformed (-1: keep). */
+static void attach_check(const struct attach_opts *o, xrl_opt_seen seen, enum xdp_attach_mode *mode,
+			 __u64 *max_sources, int *malformed)
+{
+	static const enum xdp_attach_mode modes[] = { XDP_MODE_UNSPEC, XDP_MODE_NATIVE, XDP_MODE_SKB };
+
+	*mode = modes[o->mode];
+	*max_sources = o->max_sources;
+	*malformed = !XRL_SEEN(seen, AO_MALFORMED) ? -1 :
+		     o->malformed ? XRL_MALFORMED_DROP : XRL_MALFORMED_PASS;
 }
 
 /*
@@ -165,58 +220,27 @@ static bool prog_attached(int ifindex, __u32 prog_id, bool *multiprog, __u8 *mod
 
 int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "mode", required_argument, 0, OPT_MODE },
-		{ "max-sources", required_argument, 0, OPT_MAX_SOURCES },
-		{ "malformed", required_argument, 0, OPT_MALFORMED },
-		{ 0, 0, 0, 0 },
-	};
-	enum xdp_attach_mode mode = XDP_MODE_UNSPEC;
-	__u64 max_sources = 0;
+	struct attach_opts ao = { 0 };
+	xrl_opt_seen seen = 0;
+	enum xdp_attach_mode mode;
+	__u64 max_sources;
 	__u32 sets4 = 0, sets6 = 0;
-	int malformed = -1, c, err, ifindex, rc = XRL_EXIT_FAIL;
+	int malformed, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false, given_sources;
 	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
-	char msg[XRL_ERRLEN], path[512];
-	const char *iface;
+	char path[512];
+	const char *iface = NULL;
 	__u8 amode = 0;
 	__u32 key;
 
-	optind = 0;   /* glibc: full restart of getopt */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_MODE:
-			if (parse_mode(optarg, &mode))
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid --mode '%s': expected auto, native or generic", optarg);
-			break;
-		case OPT_MAX_SOURCES:
-			if (xrl_parse_uint("--max-sources", optarg, 1, 1U << 28, &max_sources, msg, sizeof(msg)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", msg);
-			break;
-		case OPT_MALFORMED:
-			if (!strcmp(optarg, "pass"))
-				malformed = XRL_MALFORMED_PASS;
-			else if (!strcmp(optarg, "drop"))
-				malformed = XRL_MALFORMED_DROP;
-			else
-				return xrl_error(ctx, XRL_EXIT_USAGE,
-						 "invalid --malformed '%s': expected pass or drop", optarg);
-			break;
-		default:
-			return xrl_error(ctx, XRL_EXIT_USAGE,
-					 "attach: unknown option or missing value '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return xrl_error(ctx, XRL_EXIT_USAGE,
-				 "usage: xrl attach IFACE [--mode auto|native|generic] [--max-sources N] [--malformed pass|drop]");
+	if ((rc = attach_args(ctx, argc, argv, &ao, &seen, &iface)))
+		return rc;
+	attach_check(&ao, seen, &mode, &max_sources, &malformed);
+	rc = XRL_EXIT_FAIL;
 	given_sources = max_sources != 0;
-	iface = argv[optind];
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "no interface named '%s' (see 'ip link')", iface);
@@ -231,11 +255,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		struct xrl_iface cur;
 		__u32 idx, have = xrl_bucket_capacity(m.buckets_v4);
 
-		sets4 = xrl_map_max_entries(m.buckets_v4);
-		sets6 = xrl_map_max_entries(m.buckets_v6);
-
 		char bad[64];
 
+		sets4 = xrl_map_max_entries(m.buckets_v4);
+		sets6 = xrl_map_max_entries(m.buckets_v6);
 		if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, XRL_OLD_PINS_MSG, bad);
 			goto out;

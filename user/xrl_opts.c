@@ -283,8 +283,18 @@ void xrl_opts_usage(const struct xrl_opt_table *t, int mode, char *buf, size_t l
 				w += (size_t)snprintf(buf + w, len - w, "}");
 			continue;
 		}
+		if (o->flags & XRL_OPT_NESTED)
+			continue;   /* inside the brackets of the row before */
 		opt_words(o, one, sizeof(one));
-		w += (size_t)snprintf(buf + w, len - w, "%s[%s]", w ? " " : "", one);
+		w += (size_t)snprintf(buf + w, len - w, "%s[%s", w ? " " : "", one);
+		for (j = i + 1; j < t->n && (t->opts[j].flags & XRL_OPT_NESTED) && w < len; j++) {
+			if (!in_mode(&t->opts[j], mode))
+				continue;
+			opt_words(&t->opts[j], one, sizeof(one));
+			w += (size_t)snprintf(buf + w, len - w, " [%s]", one);
+		}
+		if (w < len)
+			w += (size_t)snprintf(buf + w, len - w, "]");
 	}
 }
 

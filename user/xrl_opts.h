@@ -30,6 +30,8 @@ typedef int (*xrl_opt_parse_fn)(const struct xrl_opt *o, const char *arg, void *
 
 #define XRL_OPT_OPTIONAL_ARG 0x1   /* the value may be left out (--metrics [ADDR:PORT]) */
 #define XRL_OPT_CHOICE       0x2   /* one of the CHOICE rows is the mode's required word */
+/* usage shows it inside the brackets of the row before: [--watch [--interval SEC]] */
+#define XRL_OPT_NESTED       0x4
 
 struct xrl_opt {
 	const char *name;        /* long form without "--" ("rate") */

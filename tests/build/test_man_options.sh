@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The man page's option lists against the option tables: every option of a
-# table (global options, rule words; `xrl help options` prints the tables)
-# is documented in docs/xrl.8, and the man page documents no global option
-# or rule word that the tables do not have. The lists read from the man page
-# are the tags (.TP) of GLOBAL OPTIONS and of RULES' Actions, Limit options
-# and Match fields. The check runs on the real files, then on copies with one
+# table (global options, rule words, the options of attach, stats, top and
+# daemon; `xrl help options` prints the tables) is documented in docs/xrl.8,
+# and the man page documents no option that the tables do not have. The
+# lists read from the man page are the tags (.TP) of GLOBAL OPTIONS and of
+# RULES' Actions, Limit options and Match fields, and for a command the
+# options in its .SS heading and its .TP tags (COMMANDS, ".SS stats ..."). The check runs on the real files, then on copies with one
 # side edited alone (an option dropped from, or added to, the man page or a
 # table), which it must refuse.
 #   bash tests/build/test_man_options.sh   (XRL=path/to/xrl; default build/xrl)
@@ -34,6 +35,14 @@ man_opts() {
 		tag { tag = 0; if (insh && inss) print }
 	' "$man" | grep -oE '(\\-){1,2}[A-Za-z0-9]([A-Za-z0-9]|\\-)*' | sed 's/\\-/-/g' | sort -u
 }
+# cmd_opts MANFILE CMD: the options in the heading and the .TP tags of ".SS CMD ..."
+cmd_opts() {
+	awk -v cmd="$2" '
+		/^\.S[SH] / { in_cmd = ($1 == ".SS" && $2 == cmd); if (in_cmd) print; next }
+		/^\.TP/ { tag = 1; next }
+		tag { tag = 0; if (in_cmd) print }
+	' "$1" | grep -oE '(\\-){1,2}[A-Za-z0-9]([A-Za-z0-9]|\\-)*' | sed 's/\\-/-/g' | sort -u
+}
 # table_opts DUMP TABLE: the options of one table (long and short forms)
 table_opts() {
 	awk -F'\t' -v t="$2" '$1 == t { print $4; if ($3 != "-") print $3 }' "$1" | sort -u
@@ -41,12 +50,12 @@ table_opts() {
 # compare MANFILE DUMP: prints what differs (one line); true when nothing does
 compare() {
 	local man=$1 dump=$2 diffs=0 m t
-	for what in global rule; do
-		if [ "$what" = global ]; then
-			man_opts "$man" "GLOBAL OPTIONS" >"$tmp/m"
-		else
-			man_opts "$man" RULES Actions "Limit options" "Match fields" >"$tmp/m"
-		fi
+	for what in global rule attach stats top daemon; do
+		case $what in
+		global) man_opts "$man" "GLOBAL OPTIONS" >"$tmp/m" ;;
+		rule) man_opts "$man" RULES Actions "Limit options" "Match fields" >"$tmp/m" ;;
+		*) cmd_opts "$man" "$what" >"$tmp/m" ;;
+		esac
 		table_opts "$dump" "$what" >"$tmp/t"
 		m=$(comm -23 "$tmp/m" "$tmp/t" | tr '\n' ' ')
 		t=$(comm -13 "$tmp/m" "$tmp/t" | tr '\n' ' ')
@@ -59,9 +68,9 @@ compare() {
 
 [ -x "$XRL" ] || { bad "no xrl at $XRL (make build/xrl)"; echo "$pass passed, $fail failed"; exit 1; }
 "$XRL" help options >"$tmp/dump" 2>&1 || bad "xrl help options failed: $(head -3 "$tmp/dump")"
-for t in global rule; do
+for t in global rule attach stats top daemon; do
 	n=$(table_opts "$tmp/dump" "$t" | wc -l)
-	[ "$n" -gt 3 ] && ok "xrl help options: the $t table has $n option forms" ||
+	[ "$n" -ge 3 ] && ok "xrl help options: the $t table has $n option forms" ||
 		bad "xrl help options: the $t table has $n option forms: $(head -3 "$tmp/dump")"
 done
 if out=$(compare "$MAN" "$tmp/dump"); then
@@ -91,6 +100,19 @@ out=$(compare "$MAN" "$tmp/dump3") && bad "a table with an undocumented --shadow
 grep -v $'\t--version\t' "$tmp/dump" >"$tmp/dump4"
 out=$(compare "$MAN" "$tmp/dump4") && bad "a table without --version passed" ||
 	{ [[ $out == *"not in the table: "*"--version"* ]] && ok "refused: --version dropped from the global table alone ($out)" || bad "--version dropped from the table: $out"; }
+
+# 5. a command's option dropped from the man page (the daemon's --instance entry)
+awk '/^\.S[SH] / { ind = ($1 == ".SS" && $2 == "daemon") }
+	/^\.TP/ { skip = 0; held = $0; next }
+	held != "" { if (ind && $0 ~ /^\.BI \\-\\-instance /) { held = ""; skip = 1; next } print held; held = "" }
+	skip && /^\.(RE|SS|SH)/ { skip = 0 }
+	!skip' "$MAN" >"$tmp/man5"
+out=$(compare "$tmp/man5" "$tmp/dump") && bad "a man page without the daemon's --instance entry passed" ||
+	{ [[ $out == *"daemon options of the table not in the man page: --instance"* ]] && ok "refused: the daemon's --instance dropped from the man page ($out)" || bad "daemon --instance dropped from the man page: $out"; }
+# 6. a short form dropped from a command's table alone (top's -d)
+awk -F'\t' -v OFS='\t' '$1 == "top" && $4 == "--interval" { $3 = "-" } 1' "$tmp/dump" >"$tmp/dump6"
+out=$(compare "$MAN" "$tmp/dump6") && bad "a top table without -d passed" ||
+	{ [[ $out == *"top options in the man page, not in the table: -d"* ]] && ok "refused: -d dropped from the top table alone ($out)" || bad "-d dropped from the top table: $out"; }
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1026,6 +1026,16 @@ refuse 2 "unknown option '--inst'|--instance" "$A" --inst "$A" status
 refuse 2 "unknown option '--js'" "$A" --js status
 refuse 2 "--instance given twice" "$A" --instance "$A" status
 refuse 2 "--help given twice" "$A" --help --help
+# the options of attach, stats, top and daemon too (the interface and the rules file do
+# not exist: a command that took the option would fail otherwise, never attach or run)
+refuse 2 "unknown option '--mo'|--mode, --max-sources or --malformed" "$A" attach "${XRLT_NAME}no" --mo native
+refuse 2 "--malformed given twice" "$A" attach "${XRLT_NAME}no" --malformed drop --malformed pass
+refuse 2 "unknown option '--wat'|--watch or --interval" "$A" stats --wat
+refuse 2 "--watch given twice" "$A" stats --watch --watch
+refuse 2 "unknown option '--cou'|--count, --watch or --interval" "$A" top --cou 3
+refuse 2 "--count given twice" "$A" top -n 3 --count 4
+refuse 2 "unknown option '--rul'|--redis, --redis-password-file" "$A" daemon --rul "$XRLT_TMP/none.rules"
+refuse 2 "--sync-interval given twice" "$A" daemon --rules "$XRLT_TMP/none.rules" --sync-interval 10 --sync-interval 20
 "$XRL" --instance "$A" --json -j status >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
 rc=$?
 [ "$rc" = 2 ] && [ "$(strict_json "$XRLT_TMP/o")" = '{"error": "--json given twice"}' ] && [ ! -s "$XRLT_TMP/e" ] &&

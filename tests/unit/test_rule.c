@@ -775,6 +775,59 @@ static void write_file(char *path, size_t plen, const char *data, size_t len)
 }
 
 /*
+ * The rules file the package installs (/etc/xrl/rules) loads as an empty
+ * rule set, and each commented example, uncommented, is a valid rule of a
+ * valid file (no two with the same prefix and match).
+ */
+static void test_default_rules_file(void **state)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	const char *file = XRL_SRC_DIR "/scripts/etc/rules";
+	char err[XRL_ERRLEN], path[64], line[1024], examples[8192] = "";
+	size_t w = 0;
+	int n = -1, lines = 0, rc;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(xrl_rules_read_file(file, defs, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 0);
+	f = fopen(file, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (line[0] == '#' && strchr("0123456789abcdef", line[1]) && line[1] && strchr(line, '/')) {
+			w += (size_t)snprintf(examples + w, sizeof(examples) - w, "%s", line + 1);
+			lines++;
+		}
+	fclose(f);
+	assert_true(lines >= 5);
+	write_file(path, sizeof(path), examples, w);
+	n = -1;
+	rc = xrl_rules_read_file(path, defs, &n, err, sizeof(err));
+	unlink(path);
+	if (rc)
+		fail_msg("the examples of %s: %s", file, err);
+	assert_int_equal(n, lines);
+}
+
+/* XRL_OPT_NESTED: usage shows the row inside the brackets of the row before */
+static void test_opts_nested_usage(void **state)
+{
+	struct o { bool a; const char *b; };
+	static const struct xrl_opt rows[] = {
+		{ "watch", 0, NULL, xrl_opt_flag, XRL_OPT_FIELD(struct o, a), .modes = 1 },
+		{ "interval", 'd', "SEC", xrl_opt_str, XRL_OPT_FIELD(struct o, b), .modes = 1,
+		  .flags = XRL_OPT_NESTED },
+		{ "count", 'n', "N", xrl_opt_str, XRL_OPT_FIELD(struct o, b), .modes = 1 },
+	};
+	const struct xrl_opt_table t = { .name = "t", .opts = rows, .n = 3, .nmodes = 1 };
+	char u[256];
+
+	(void)state;
+	xrl_opts_usage(&t, 0, u, sizeof(u));
+	assert_string_equal(u, "[--watch [-d|--interval SEC]] [-n|--count N]");
+}
+
+/*
  * A NUL byte in a rule file is refused with its line (it used to end the
  * line for the parser: "10.3.0.0/16 --deny\0 --rate 7/s" loaded as a deny,
  * and a NUL mid-file was reported as "line too long").
@@ -1402,6 +1455,8 @@ int main(void)
 		cmocka_unit_test(test_rule_option_twice),
 		cmocka_unit_test(test_rule_no_abbreviations),
 		cmocka_unit_test(test_rules_file_nul),
+		cmocka_unit_test(test_default_rules_file),
+		cmocka_unit_test(test_opts_nested_usage),
 		cmocka_unit_test(test_opts_engine),
 		cmocka_unit_test(test_rule_table_text),
 		cmocka_unit_test(test_utf8_clean),
