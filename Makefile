@@ -33,7 +33,7 @@ PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
-.PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install deb clean check-bpf-headers
+.PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install deb clean check-bpf-headers deb-test
 all: $(BUILD)/xrl $(BUILD)/xrl.bash $(BUILD)/xrl_bench $(BUILD)/xrl_bench_ctl $(BUILD)/xrl_bench_fleet $(UNIT_TESTS) $(PROG_TESTS) $(REDIS_TESTS)
 
 $(BUILD):
@@ -154,6 +154,12 @@ deb: $(BUILD)/xrl $(BUILD)/xrl.bash
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
 	$(call install-files,$(BUILD)/deb,/usr,/lib/systemd/system)
 	scripts/mkdeb $(BUILD) $(BUILD)/deb
+
+# the package installed for real with apt-get, checked, removed and purged (changes the system:
+# scripts/fresh-check runs it in its fresh root; not part of make test)
+deb-test: deps
+	@$(MAKE) --no-print-directory deb
+	@bash tests/pkg/test_deb.sh $$(ls -t $(BUILD)/xrl_*.deb | head -1)
 
 clean:
 	rm -rf $(BUILD)
