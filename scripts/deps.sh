@@ -7,11 +7,14 @@ set -e
 # build: compilers, libraries and bpftool (skeletons); tests and demo: trafgen and
 # netsniff-ng, redis, prometheus (promtool), curl, jq, tmux, nft/iptables, perl, ip;
 # the bench also calls git, lscpu/nsenter (util-linux), sysctl (procps), zcat (gzip),
-# getconf (libc-bin), awk (mawk), mount, sed, grep, cmp (diffutils), the coreutils.
+# getconf (libc-bin), awk (mawk), mount, sed, grep, cmp (diffutils), the coreutils;
+# test_harden_ctl runs rule changes under strace (its fault injection); make deb
+# uses dpkg-deb (dpkg) and readelf (binutils).
 PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev
 libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
-git gzip mawk coreutils libc-bin mount sed grep diffutils"
+git gzip mawk coreutils libc-bin mount sed grep diffutils
+strace dpkg binutils"
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;
