@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Packet parsing for the XDP program: Ethernet, up to two VLAN tags, IPv4
- * (with options), IPv6 (with a bounded walk over extension headers) and the
- * L4 header. Every read is bounds-checked against data_end: a short IP
- * packet is reported as malformed (a frame too short for Ethernet or a VLAN
- * tag as non-IP), never read past.
+ * Packet parsing for the XDP program: Ethernet, up to XRL_MAX_VLAN VLAN
+ * tags, IPv4 (with options), IPv6 (with a bounded walk over extension
+ * headers) and the L4 header. Every read is bounds-checked against
+ * data_end, and the L4 header against the IP packet's own length too (a
+ * frame may carry bytes past it that the kernel trims). The classes, as
+ * docs/xrl.8 (MALFORMED PACKETS) states them:
+ *  - not IP (XRL_PARSE_NON_IP): pass;
+ *  - more VLAN tags than walked (XRL_PARSE_VLAN_DEEP): dropped, it may be IP;
+ *  - malformed before its source can be read (XRL_PARSE_MALFORMED): the
+ *    --malformed policy;
+ *  - IP with a source (XRL_PARSE_IP): judged by the rules, also when p->bad
+ *    says it is malformed past the source; p->unknown then says which
+ *    match fields it does not show.
  */
 #ifndef XRL_PARSE_H
 #define XRL_PARSE_H
@@ -19,10 +27,15 @@
 #include "xrl_common.h"
 
 enum xrl_parse_result {
-	XRL_PARSE_IP = 0,        /* an IP packet: rules apply */
-	XRL_PARSE_NON_IP = 1,    /* ARP, LLDP, ...: pass untouched */
-	XRL_PARSE_MALFORMED = 2, /* truncated or invalid IP/L4 header */
+	XRL_PARSE_IP = 0,         /* an IP packet with a readable source: rules apply */
+	XRL_PARSE_NON_IP = 1,     /* ARP, LLDP, ...: pass untouched */
+	XRL_PARSE_MALFORMED = 2,  /* truncated or invalid before the source: policy */
+	XRL_PARSE_VLAN_DEEP = 3,  /* more than XRL_MAX_VLAN tags: dropped */
 };
+
+/* What a packet with a source does not show (xrl_pkt.unknown). */
+#define XRL_UNK_L4    0x01   /* its L4 header should be there and is not: no dport, no flags */
+#define XRL_UNK_PROTO 0x02   /* not even its L4 protocol (IPv6 chain cut or too long) */
 
 struct xrl_pkt {
 	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
@@ -31,6 +44,8 @@ struct xrl_pkt {
 	__u8  proto;      /* L4 protocol (after IPv6 extension headers) */
 	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
 	__u8  tcp_flags;
+	__u8  bad;        /* malformed past the source (counted as malformed) */
+	__u8  unknown;    /* XRL_UNK_*: fields it does not show */
 };
 
 struct xrl_vlan_hdr {
@@ -59,28 +74,40 @@ static __always_inline int xrl_is_vlan(__u16 h_proto)
 	return h_proto == bpf_htons(ETH_P_8021Q) || h_proto == bpf_htons(ETH_P_8021AD);
 }
 
-/* Parse the L4 header at l4; proto is already set. */
-static __always_inline int xrl_parse_l4(void *l4, void *data_end, struct xrl_pkt *p)
+/* The packet is malformed past its source; it does not show the fields in unk. */
+static __always_inline int xrl_parse_bad(struct xrl_pkt *p, __u8 unk)
+{
+	p->bad = 1;
+	p->unknown = unk;
+	return XRL_PARSE_IP;
+}
+
+/*
+ * Parse the L4 header at l4; proto is already set. end is where the IP
+ * packet ends (its total or payload length), data_end where the frame does:
+ * the header must fit both (the verifier learns only from data_end).
+ */
+static __always_inline int xrl_parse_l4(void *l4, void *end, void *data_end, struct xrl_pkt *p)
 {
 	if (p->proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 
-		if ((void *)(th + 1) > data_end || th->doff < 5)
-			return XRL_PARSE_MALFORMED;
+		if ((void *)(th + 1) > data_end || (void *)(th + 1) > end || th->doff < 5)
+			return xrl_parse_bad(p, XRL_UNK_L4);
 		p->dport = bpf_ntohs(th->dest);
 		p->tcp_flags = ((__u8 *)th)[13];
 		p->has_l4 = 1;
 	} else if (p->proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
-		if ((void *)(uh + 1) > data_end)
-			return XRL_PARSE_MALFORMED;
+		if ((void *)(uh + 1) > data_end || (void *)(uh + 1) > end)
+			return xrl_parse_bad(p, XRL_UNK_L4);
 		p->dport = bpf_ntohs(uh->dest);
 		p->has_l4 = 1;
 	} else if (p->proto == IPPROTO_ICMP || p->proto == IPPROTO_ICMPV6) {
 		/* type, code, checksum and 4 bytes of rest */
-		if (l4 + 8 > data_end)
-			return XRL_PARSE_MALFORMED;
+		if (l4 + 8 > data_end || l4 + 8 > end)
+			return xrl_parse_bad(p, XRL_UNK_L4);
 		p->has_l4 = 1;
 	}
 	return XRL_PARSE_IP;
@@ -89,44 +116,42 @@ static __always_inline int xrl_parse_l4(void *l4, void *data_end, struct xrl_pkt
 static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_pkt *p)
 {
 	struct iphdr *iph = l3;
-	__u32 hlen;
+	__u32 hlen, tot;
 
 	if ((void *)(iph + 1) > data_end)
+		return XRL_PARSE_MALFORMED;   /* no source to judge */
+	if (iph->version != 4)
 		return XRL_PARSE_MALFORMED;
-	if (iph->version != 4 || iph->ihl < 5)
-		return XRL_PARSE_MALFORMED;
-	hlen = iph->ihl * 4;
-	/* tot_len >= hlen and within the frame: the header is too */
-	if (bpf_ntohs(iph->tot_len) < hlen)
-		return XRL_PARSE_MALFORMED;
-	if (l3 + bpf_ntohs(iph->tot_len) > data_end)
-		return XRL_PARSE_MALFORMED;   /* claims more than arrived */
-
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
 	p->proto = iph->protocol;
+	hlen = iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
+	/* the source is read: from here on a bad packet is judged by it */
+	if (hlen < 20 || tot < hlen || l3 + tot > data_end)
+		return xrl_parse_bad(p, XRL_UNK_L4);
 	/* later fragments carry no L4 header; their proto is still known */
 	if (iph->frag_off & bpf_htons(0x1fff))
 		return XRL_PARSE_IP;
-	return xrl_parse_l4(l3 + hlen, data_end, p);
+	return xrl_parse_l4(l3 + hlen, l3 + tot, data_end, p);
 }
 
 static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_pkt *p)
 {
 	struct ipv6hdr *ip6 = l3;
-	void *cur;
+	void *cur, *end;
 	__u8 nexthdr;
 	int i;
 
 	if ((void *)(ip6 + 1) > data_end)
-		return XRL_PARSE_MALFORMED;
+		return XRL_PARSE_MALFORMED;   /* no source to judge */
 	if (ip6->version != 6)
 		return XRL_PARSE_MALFORMED;
-	if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > data_end)
-		return XRL_PARSE_MALFORMED;
-
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
+	if (end > data_end)
+		return xrl_parse_bad(p, XRL_UNK_PROTO);
 	nexthdr = ip6->nexthdr;
 	cur = ip6 + 1;
 
@@ -134,18 +159,26 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 #pragma unroll
 	for (i = 0; i <= XRL_MAX_EXT_HDRS; i++) {
 		if (nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
-		    nexthdr == IPPROTO_DSTOPTS) {
+		    nexthdr == IPPROTO_DSTOPTS || nexthdr == IPPROTO_AH) {
 			struct xrl_ipv6_opt *opt = cur;
 
-			if ((void *)(opt + 1) > data_end)
-				return XRL_PARSE_MALFORMED;
+			if (i == XRL_MAX_EXT_HDRS)
+				break;   /* one header too many */
+			if ((void *)(opt + 1) > data_end || (void *)(opt + 1) > end)
+				return xrl_parse_bad(p, XRL_UNK_PROTO);
+			/* AH counts 4-byte words less 2, the others 8-byte words less 1 */
+			if (nexthdr == IPPROTO_AH)
+				cur += (opt->hdrlen + 2) * 4;
+			else
+				cur += (opt->hdrlen + 1) * 8;
 			nexthdr = opt->nexthdr;
-			cur += (opt->hdrlen + 1) * 8;
 		} else if (nexthdr == IPPROTO_FRAGMENT) {
 			struct xrl_ipv6_frag *fh = cur;
 
-			if ((void *)(fh + 1) > data_end)
-				return XRL_PARSE_MALFORMED;
+			if (i == XRL_MAX_EXT_HDRS)
+				break;
+			if ((void *)(fh + 1) > data_end || (void *)(fh + 1) > end)
+				return xrl_parse_bad(p, XRL_UNK_PROTO);
 			nexthdr = fh->nexthdr;
 			cur = fh + 1;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
@@ -154,11 +187,11 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 			}
 		} else {
 			p->proto = nexthdr;
-			return xrl_parse_l4(cur, data_end, p);
+			return xrl_parse_l4(cur, end, data_end, p);
 		}
 	}
 	/* a chain longer than the bound: the L4 protocol stays unknown */
-	return XRL_PARSE_MALFORMED;
+	return xrl_parse_bad(p, XRL_UNK_PROTO);
 }
 
 /* Parse a frame; fills p for XRL_PARSE_IP. */
@@ -180,10 +213,12 @@ static __always_inline int xrl_parse(void *data, void *data_end, struct xrl_pkt 
 		if (!xrl_is_vlan(h_proto))
 			break;
 		if ((void *)(vh + 1) > data_end)
-			return XRL_PARSE_NON_IP;
+			return XRL_PARSE_NON_IP;   /* cut inside a tag: the kernel cannot deliver it */
 		h_proto = vh->encap_proto;
 		cur = vh + 1;
 	}
+	if (xrl_is_vlan(h_proto))
+		return XRL_PARSE_VLAN_DEEP;
 
 	if (h_proto == bpf_htons(ETH_P_IP))
 		return xrl_parse_ipv4(cur, data_end, p);
