@@ -85,6 +85,13 @@ $(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c 
 $(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
 	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_LIB)
 
+# the parser fuzzer for longer: FUZZ_FRAMES frames per policy from FUZZ_SEED (default: the time; it is printed)
+FUZZ_FRAMES ?= 100000
+FUZZ_SEED   ?= $(shell date +%s)
+.PHONY: fuzz
+fuzz: $(BUILD)/test_fuzz
+	$(BUILD)/test_fuzz --seed $(FUZZ_SEED) --frames $(FUZZ_FRAMES)
+
 deps:
 	@scripts/deps.sh
 
