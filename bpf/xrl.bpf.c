@@ -687,25 +687,16 @@ int xrl_xdp(struct xdp_md *ctx)
 		if (res == XRL_PARSE_VLAN_DEEP) {
 			/* it may be IP to the kernel, and xrl cannot see which */
 			gs->vlan_deep++;
-		} else {
-			/* malformed before its source: only here does --malformed pass pass */
-			gs->malformed++;
-			if (xrl_malformed_policy != XRL_MALFORMED_DROP)
-				return XDP_PASS;
+			goto drop;
 		}
-		gs->dropped++;
-		gs->dropped_bytes += len;
-		return XDP_DROP;
-	}
-	if (p.bad) {
-		/* malformed past its source: dropped by --malformed drop, else judged */
 		gs->malformed++;
-		if (xrl_malformed_policy == XRL_MALFORMED_DROP) {
-			gs->dropped++;
-			gs->dropped_bytes += len;
-			return XDP_DROP;
-		}
+		if (xrl_malformed_policy == XRL_MALFORMED_DROP)
+			goto drop;
+		/* --malformed pass: only a packet without a source passes unjudged */
+		if (res == XRL_PARSE_MALFORMED)
+			return XDP_PASS;
 		gs->malformed_judged++;
+		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
 
 	r = xrl_find_rule(&p, cfg->active_gen);
@@ -744,6 +735,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;
+drop:
 	gs->dropped++;
 	gs->dropped_bytes += len;
 	return XDP_DROP;

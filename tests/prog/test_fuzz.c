@@ -188,7 +188,7 @@ static void model_v6(struct mpkt *m, const __u8 *q, long n)
 	}
 	nh = q[6];
 	for (k = 0;; k++) {
-		int ext = nh == 0 || nh == 43 || nh == 60 || nh == 51 || nh == 44;
+		int ext = nh == 0 || nh == 43 || nh == 60 || nh == 44;   /* AH (51) is a protocol */
 
 		if (!ext)
 			break;
@@ -209,7 +209,7 @@ static void model_v6(struct mpkt *m, const __u8 *q, long n)
 				return;
 			}
 		} else {
-			long len = nh == 51 ? (q[cur + 1] + 2) * 4 : (q[cur + 1] + 1) * 8;
+			long len = (q[cur + 1] + 1) * 8;
 
 			nh = q[cur];
 			cur += len;
