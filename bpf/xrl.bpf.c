@@ -689,12 +689,17 @@ int xrl_xdp(struct xdp_md *ctx)
 			gs->vlan_deep++;
 			goto drop;
 		}
+		if (res == XRL_PARSE_MALFORMED) {
+			/* no source: the only packets --malformed pass passes unjudged */
+			gs->malformed++;
+			if (xrl_malformed_policy == XRL_MALFORMED_DROP)
+				goto drop;
+			return XDP_PASS;
+		}
+		/* malformed past its source (tested apart, so the parser's exits stay cheap) */
 		gs->malformed++;
 		if (xrl_malformed_policy == XRL_MALFORMED_DROP)
 			goto drop;
-		/* --malformed pass: only a packet without a source passes unjudged */
-		if (res == XRL_PARSE_MALFORMED)
-			return XDP_PASS;
 		gs->malformed_judged++;
 		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}

@@ -117,14 +117,22 @@ static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_p
 		return XRL_PARSE_MALFORMED;   /* no source to judge */
 	if (iph->version != 4)
 		return XRL_PARSE_MALFORMED;
+	hlen = iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
+	/*
+	 * The source is read: from here on a bad packet is judged by it. Its
+	 * fields are set on each side apart, so the common path carries none
+	 * of the bad path's values through its checks.
+	 */
+	if (hlen < 20 || tot < hlen || l3 + tot > data_end) {
+		p->proto = iph->protocol;
+		p->saddr[0] = iph->saddr;
+		p->family = 4;
+		return XRL_PARSE_BAD_L4;
+	}
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
 	p->proto = iph->protocol;
-	hlen = iph->ihl * 4;
-	tot = bpf_ntohs(iph->tot_len);
-	/* the source is read: from here on a bad packet is judged by it */
-	if (hlen < 20 || tot < hlen || l3 + tot > data_end)
-		return XRL_PARSE_BAD_L4;
 	/* later fragments carry no L4 header; their proto is still known */
 	if (iph->frag_off & bpf_htons(0x1fff))
 		return XRL_PARSE_IP;
