@@ -29,7 +29,7 @@ XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
-PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics
+PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
@@ -73,6 +73,11 @@ $(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS) 
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+# issue 12: evasion by parsing, exact fixtures; and the parser against an independent model
+$(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_fuzz.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_LIB)
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
@@ -97,6 +102,12 @@ $(BUILD)/xdp_gen.bpf.o: bench/xdp_gen.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/xdp_gen: bench/xdp_gen.c $(BUILD)/xdp_gen.skel.h
 	$(CC) $(CFLAGS) $< -o $@ $(LIBS_BPF)
+# the parser fuzzer for longer: FUZZ_FRAMES frames per policy from FUZZ_SEED (default: the time; it is printed)
+FUZZ_FRAMES ?= 100000
+FUZZ_SEED   ?= $(shell date +%s)
+.PHONY: fuzz
+fuzz: $(BUILD)/test_fuzz
+	$(BUILD)/test_fuzz --seed $(FUZZ_SEED) --frames $(FUZZ_FRAMES)
 
 deps:
 	@scripts/deps.sh

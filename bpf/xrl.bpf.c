@@ -219,8 +219,20 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 }
 #endif
 
+/*
+ * A packet that does not show a field a rule matches on (p->unknown: a
+ * truncated or tiny first fragment's L4 header, an IPv6 chain cut or too
+ * long) is judged conservatively (RFC 1858): an allow rule needs proof, so
+ * it does not match; a deny or limit rule presumes a match.
+ */
 static __always_inline int xrl_rule_matches(const struct xrl_rule *r, const struct xrl_pkt *p)
 {
+	if (p->unknown) {
+		if (((r->flags & XRL_F_PROTO) && (p->unknown & XRL_UNK_PROTO)) ||
+		    ((r->flags & (XRL_F_DPORT | XRL_F_SYN)) && (p->unknown & XRL_UNK_L4) &&
+		     (!(r->flags & XRL_F_PROTO) || r->proto == p->proto)))
+			return r->action != XRL_ACT_ALLOW;
+	}
 	if ((r->flags & XRL_F_PROTO) && r->proto != p->proto)
 		return 0;
 	if ((r->flags & XRL_F_DPORT) && (!p->has_l4 || r->dport != p->dport))
@@ -835,18 +847,29 @@ int xrl_xdp(struct xdp_md *ctx)
 	gs->bytes += len;
 
 	res = xrl_parse(data, data_end, &p);
-	if (res == XRL_PARSE_NON_IP) {
-		gs->non_ip++;
-		return XDP_PASS;
-	}
-	if (res == XRL_PARSE_MALFORMED) {
-		gs->malformed++;
-		if (xrl_malformed_policy == XRL_MALFORMED_DROP) {
-			gs->dropped++;
-			gs->dropped_bytes += len;
-			return XDP_DROP;
+	if (res != XRL_PARSE_IP) {
+		if (res == XRL_PARSE_NON_IP) {
+			gs->non_ip++;
+			return XDP_PASS;
 		}
-		return XDP_PASS;
+		if (res == XRL_PARSE_VLAN_DEEP) {
+			/* it may be IP to the kernel, and xrl cannot see which */
+			gs->vlan_deep++;
+			goto drop;
+		}
+		if (res == XRL_PARSE_MALFORMED) {
+			/* no source: the only packets --malformed pass passes unjudged */
+			gs->malformed++;
+			if (xrl_malformed_policy == XRL_MALFORMED_DROP)
+				goto drop;
+			return XDP_PASS;
+		}
+		/* malformed past its source (tested apart, so the parser's exits stay cheap) */
+		gs->malformed++;
+		if (xrl_malformed_policy == XRL_MALFORMED_DROP)
+			goto drop;
+		gs->malformed_judged++;
+		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
 
 	r = xrl_find_rule(&p, cfg->active_gen);
@@ -885,6 +908,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;
+drop:
 	gs->dropped++;
 	gs->dropped_bytes += len;
 	return XDP_DROP;

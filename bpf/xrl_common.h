@@ -17,7 +17,7 @@
 #define XRL_MAX_MATCH        8       /* rules one prefix entry can hold, own + inherited */
 #define XRL_MAX_PREFIXES     16384   /* entries per LPM trie */
 #define XRL_DEFAULT_SOURCES  1048576 /* bucket table entries unless the operator sets it (rounded down to sets) */
-#define XRL_MAX_VLAN         2       /* 802.1Q and 802.1ad (QinQ) */
+#define XRL_MAX_VLAN         8       /* 802.1Q/802.1ad tags walked: the most Linux 6.18 strips and delivers */
 #define XRL_MAX_EXT_HDRS     8       /* IPv6 extension headers walked before giving up */
 
 /* Rule actions. */
@@ -271,6 +271,8 @@ struct xrl_global_stats {
 	__u64 events;           /* limit events written to the ring buffer */
 	__u64 events_suppressed;  /* limit events over the in-kernel bound, or ring full */
 	__u64 evicted_seen;     /* inserts that replaced an entry looked up since its set's last insert */
+	__u64 malformed_judged;   /* malformed with a readable source: judged by the rules (policy pass) */
+	__u64 vlan_deep;          /* more than XRL_MAX_VLAN tags: dropped whatever the policy */
 };
 
 /* Runtime knobs and instance settings in the single-entry xrl_config array. */

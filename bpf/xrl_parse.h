@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Packet parsing for the XDP program: Ethernet, up to two VLAN tags, IPv4
- * (with options), IPv6 (with a bounded walk over extension headers) and the
- * L4 header. Every read is bounds-checked against data_end: a short IP
- * packet is reported as malformed (a frame too short for Ethernet or a VLAN
- * tag as non-IP), never read past.
+ * Packet parsing for the XDP program: Ethernet, up to XRL_MAX_VLAN VLAN
+ * tags, IPv4 (with options), IPv6 (with a bounded walk over extension
+ * headers) and the L4 header. Every read is bounds-checked against
+ * data_end, and the L4 header against the IP packet's own length too (a
+ * frame may carry bytes past it that the kernel trims). The classes, as
+ * docs/xrl.8 (MALFORMED PACKETS) states them:
+ *  - not IP (XRL_PARSE_NON_IP): pass;
+ *  - more VLAN tags than walked (XRL_PARSE_VLAN_DEEP): dropped, it may be IP;
+ *  - malformed before its source can be read (XRL_PARSE_MALFORMED): the
+ *    --malformed policy;
+ *  - IP with a source (XRL_PARSE_IP): judged by the rules;
+ *  - malformed past its source (XRL_PARSE_BAD_L4, XRL_PARSE_BAD_PROTO):
+ *    judged by the rules too (under --malformed pass), without the fields
+ *    the result names. Distinct results rather than flags in p keep the
+ *    common path free of the stores a flag would need on every exit.
  */
 #ifndef XRL_PARSE_H
 #define XRL_PARSE_H
@@ -19,10 +29,17 @@
 #include "xrl_common.h"
 
 enum xrl_parse_result {
-	XRL_PARSE_IP = 0,        /* an IP packet: rules apply */
-	XRL_PARSE_NON_IP = 1,    /* ARP, LLDP, ...: pass untouched */
-	XRL_PARSE_MALFORMED = 2, /* truncated or invalid IP/L4 header */
+	XRL_PARSE_IP = 0,         /* an IP packet with a readable source: rules apply */
+	XRL_PARSE_NON_IP = 1,     /* ARP, LLDP, ...: pass untouched */
+	XRL_PARSE_MALFORMED = 2,  /* truncated or invalid before the source: policy */
+	XRL_PARSE_VLAN_DEEP = 3,  /* more than XRL_MAX_VLAN tags: dropped */
+	XRL_PARSE_BAD_L4 = 4,     /* source and proto read, the L4 header should be there and is not */
+	XRL_PARSE_BAD_PROTO = 5,  /* source read, not even the L4 protocol (IPv6 chain cut or too long) */
 };
+
+/* What a packet with a source does not show (xrl_pkt.unknown, set from the result). */
+#define XRL_UNK_L4    0x01   /* no dport, no flags */
+#define XRL_UNK_PROTO 0x02   /* no L4 protocol either */
 
 struct xrl_pkt {
 	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
@@ -31,6 +48,7 @@ struct xrl_pkt {
 	__u8  proto;      /* L4 protocol (after IPv6 extension headers) */
 	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
 	__u8  tcp_flags;
+	__u8  unknown;    /* XRL_UNK_*: fields it does not show (set by the caller) */
 };
 
 struct xrl_vlan_hdr {
@@ -59,28 +77,32 @@ static __always_inline int xrl_is_vlan(__u16 h_proto)
 	return h_proto == bpf_htons(ETH_P_8021Q) || h_proto == bpf_htons(ETH_P_8021AD);
 }
 
-/* Parse the L4 header at l4; proto is already set. */
-static __always_inline int xrl_parse_l4(void *l4, void *data_end, struct xrl_pkt *p)
+/*
+ * Parse the L4 header at l4; proto is already set. end is where the IP
+ * packet ends (its total or payload length), data_end where the frame does:
+ * the header must fit both (the verifier learns only from data_end).
+ */
+static __always_inline int xrl_parse_l4(void *l4, void *end, void *data_end, struct xrl_pkt *p)
 {
 	if (p->proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
 
-		if ((void *)(th + 1) > data_end || th->doff < 5)
-			return XRL_PARSE_MALFORMED;
+		if ((void *)(th + 1) > data_end || (void *)(th + 1) > end || th->doff < 5)
+			return XRL_PARSE_BAD_L4;
 		p->dport = bpf_ntohs(th->dest);
 		p->tcp_flags = ((__u8 *)th)[13];
 		p->has_l4 = 1;
 	} else if (p->proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
 
-		if ((void *)(uh + 1) > data_end)
-			return XRL_PARSE_MALFORMED;
+		if ((void *)(uh + 1) > data_end || (void *)(uh + 1) > end)
+			return XRL_PARSE_BAD_L4;
 		p->dport = bpf_ntohs(uh->dest);
 		p->has_l4 = 1;
 	} else if (p->proto == IPPROTO_ICMP || p->proto == IPPROTO_ICMPV6) {
 		/* type, code, checksum and 4 bytes of rest */
-		if (l4 + 8 > data_end)
-			return XRL_PARSE_MALFORMED;
+		if (l4 + 8 > data_end || l4 + 8 > end)
+			return XRL_PARSE_BAD_L4;
 		p->has_l4 = 1;
 	}
 	return XRL_PARSE_IP;
@@ -89,44 +111,50 @@ static __always_inline int xrl_parse_l4(void *l4, void *data_end, struct xrl_pkt
 static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_pkt *p)
 {
 	struct iphdr *iph = l3;
-	__u32 hlen;
+	__u32 hlen, tot;
 
 	if ((void *)(iph + 1) > data_end)
-		return XRL_PARSE_MALFORMED;
-	if (iph->version != 4 || iph->ihl < 5)
+		return XRL_PARSE_MALFORMED;   /* no source to judge */
+	if (iph->version != 4)
 		return XRL_PARSE_MALFORMED;
 	hlen = iph->ihl * 4;
-	/* tot_len >= hlen and within the frame: the header is too */
-	if (bpf_ntohs(iph->tot_len) < hlen)
-		return XRL_PARSE_MALFORMED;
-	if (l3 + bpf_ntohs(iph->tot_len) > data_end)
-		return XRL_PARSE_MALFORMED;   /* claims more than arrived */
-
+	tot = bpf_ntohs(iph->tot_len);
+	/*
+	 * The source is read: from here on a bad packet is judged by it. Its
+	 * fields are set on each side apart, so the common path carries none
+	 * of the bad path's values through its checks.
+	 */
+	if (hlen < 20 || tot < hlen || l3 + tot > data_end) {
+		p->proto = iph->protocol;
+		p->saddr[0] = iph->saddr;
+		p->family = 4;
+		return XRL_PARSE_BAD_L4;
+	}
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
 	p->proto = iph->protocol;
 	/* later fragments carry no L4 header; their proto is still known */
 	if (iph->frag_off & bpf_htons(0x1fff))
 		return XRL_PARSE_IP;
-	return xrl_parse_l4(l3 + hlen, data_end, p);
+	return xrl_parse_l4(l3 + hlen, l3 + tot, data_end, p);
 }
 
 static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_pkt *p)
 {
 	struct ipv6hdr *ip6 = l3;
-	void *cur;
+	void *cur, *end;
 	__u8 nexthdr;
 	int i;
 
 	if ((void *)(ip6 + 1) > data_end)
-		return XRL_PARSE_MALFORMED;
+		return XRL_PARSE_MALFORMED;   /* no source to judge */
 	if (ip6->version != 6)
 		return XRL_PARSE_MALFORMED;
-	if ((void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len) > data_end)
-		return XRL_PARSE_MALFORMED;
-
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
+	if (end > data_end)
+		return XRL_PARSE_BAD_PROTO;
 	nexthdr = ip6->nexthdr;
 	cur = ip6 + 1;
 
@@ -137,15 +165,19 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 		    nexthdr == IPPROTO_DSTOPTS) {
 			struct xrl_ipv6_opt *opt = cur;
 
-			if ((void *)(opt + 1) > data_end)
-				return XRL_PARSE_MALFORMED;
+			if (i == XRL_MAX_EXT_HDRS)
+				break;   /* one header too many */
+			if ((void *)(opt + 1) > data_end || (void *)(opt + 1) > end)
+				return XRL_PARSE_BAD_PROTO;
 			nexthdr = opt->nexthdr;
 			cur += (opt->hdrlen + 1) * 8;
 		} else if (nexthdr == IPPROTO_FRAGMENT) {
 			struct xrl_ipv6_frag *fh = cur;
 
-			if ((void *)(fh + 1) > data_end)
-				return XRL_PARSE_MALFORMED;
+			if (i == XRL_MAX_EXT_HDRS)
+				break;
+			if ((void *)(fh + 1) > data_end || (void *)(fh + 1) > end)
+				return XRL_PARSE_BAD_PROTO;
 			nexthdr = fh->nexthdr;
 			cur = fh + 1;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
@@ -154,14 +186,14 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 			}
 		} else {
 			p->proto = nexthdr;
-			return xrl_parse_l4(cur, data_end, p);
+			return xrl_parse_l4(cur, end, data_end, p);
 		}
 	}
 	/* a chain longer than the bound: the L4 protocol stays unknown */
-	return XRL_PARSE_MALFORMED;
+	return XRL_PARSE_BAD_PROTO;
 }
 
-/* Parse a frame; fills p for XRL_PARSE_IP. */
+/* Parse a frame; fills p for XRL_PARSE_IP, and what was read for XRL_PARSE_BAD_*. */
 static __always_inline int xrl_parse(void *data, void *data_end, struct xrl_pkt *p)
 {
 	struct ethhdr *eth = data;
@@ -173,16 +205,37 @@ static __always_inline int xrl_parse(void *data, void *data_end, struct xrl_pkt 
 		return XRL_PARSE_NON_IP;   /* not even Ethernet: not ours to judge */
 	h_proto = eth->h_proto;
 
-#pragma unroll
-	for (i = 0; i < XRL_MAX_VLAN; i++) {
-		struct xrl_vlan_hdr *vh = cur;
+	if (xrl_is_vlan(h_proto)) {
+		__u64 off = sizeof(*eth), a, b;
 
-		if (!xrl_is_vlan(h_proto))
-			break;
-		if ((void *)(vh + 1) > data_end)
-			return XRL_PARSE_NON_IP;
-		h_proto = vh->encap_proto;
-		cur = vh + 1;
+		/* one more turn than tags walked: a tag still there then is one too many */
+#pragma unroll
+		for (i = 0; i <= XRL_MAX_VLAN; i++) {
+			struct xrl_vlan_hdr *vh = cur;
+
+			if (!xrl_is_vlan(h_proto))
+				break;
+			if (i == XRL_MAX_VLAN)
+				return XRL_PARSE_VLAN_DEEP;
+			if ((void *)(vh + 1) > data_end)
+				return XRL_PARSE_NON_IP;   /* cut inside a tag: the kernel cannot deliver it */
+			h_proto = vh->encap_proto;
+			cur = vh + 1;
+			off += sizeof(*vh);
+		}
+		/*
+		 * The verifier would check the IP parse below (and all that
+		 * follows it) once per tag count: hide the count from it. off
+		 * + a - b is off (a and b are one value the compiler cannot
+		 * see is one), and the verifier takes it for any value below
+		 * 64, so the tagged frames make one state, not XRL_MAX_VLAN.
+		 */
+		a = h_proto;
+		b = h_proto;
+		asm volatile("" : "+r"(b));
+		off = (off + a - b) & 63;
+		asm volatile("" : "+r"(off));
+		cur = data + off;
 	}
 
 	if (h_proto == bpf_htons(ETH_P_IP))

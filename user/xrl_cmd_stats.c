@@ -114,6 +114,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	json_object_set_new(o, "cas_contended", json_integer((json_int_t)g.cas_contended));
 	json_object_set_new(o, "events", json_integer((json_int_t)g.events));
 	json_object_set_new(o, "events_suppressed", json_integer((json_int_t)g.events_suppressed));
+	json_object_set_new(o, "malformed_judged", json_integer((json_int_t)g.malformed_judged));
+	json_object_set_new(o, "vlan_deep", json_integer((json_int_t)g.vlan_deep));
 
 	if (ctx->json) {
 		json_object_set_new(o, "rules", rules);

@@ -239,8 +239,14 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	labelled_sample(f, "xrl_instance_bytes_total", in, "action", "drop", s->g.dropped_bytes);
 
 	xrl_metrics_instance_family(f, "xrl_malformed_packets_total", "counter",
-			"Truncated or invalid IP packets, passed or dropped by the --malformed policy.",
+			"Truncated or invalid IP packets: dropped by --malformed drop; under pass, judged by the rules when their source is readable, else passed.",
 			in, s->g.malformed);
+	xrl_metrics_instance_family(f, "xrl_malformed_judged_packets_total", "counter",
+			"Malformed IP packets whose source was read: judged by the rules (--malformed pass).",
+			in, s->g.malformed_judged);
+	xrl_metrics_instance_family(f, "xrl_vlan_deep_packets_total", "counter",
+			"Frames with more VLAN tags than xrl walks (8): dropped whatever the policy.",
+			in, s->g.vlan_deep);
 	xrl_metrics_instance_family(f, "xrl_non_ip_packets_total", "counter",
 			"Frames that are not IP, passed untouched.", in, s->g.non_ip);
 	xrl_metrics_instance_family(f, "xrl_no_rule_packets_total", "counter",

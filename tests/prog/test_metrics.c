@@ -363,7 +363,10 @@ static void test_counters_match_maps(void **state)
 			 g.events_suppressed);
 	/* a family per name, each with HELP and TYPE */
 	assert_int_equal(count_lines_starting(text, "# HELP "), count_lines_starting(text, "# TYPE "));
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 17);
+	assert_int_equal(value(text, "xrl_malformed_judged_packets_total{instance=\"" INST "\"}"),
+			 g.malformed_judged);
+	assert_int_equal(value(text, "xrl_vlan_deep_packets_total{instance=\"" INST "\"}"), g.vlan_deep);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 19);
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);
@@ -805,6 +808,8 @@ static void test_equals_stats_json(void **state)
 	GA("xrl_instance_bytes_total", "pass", "passed_bytes");
 	GA("xrl_instance_bytes_total", "drop", "dropped_bytes");
 	G("xrl_malformed_packets_total", "malformed");
+	G("xrl_malformed_judged_packets_total", "malformed_judged");
+	G("xrl_vlan_deep_packets_total", "vlan_deep");
 	G("xrl_non_ip_packets_total", "non_ip");
 	G("xrl_no_rule_packets_total", "no_rule");
 	G("xrl_sources_created_total", "created");

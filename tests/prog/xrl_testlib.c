@@ -159,9 +159,9 @@ size_t xrl_pkt_build(__u8 *buf, size_t cap, const struct xrl_pkt_spec *s, size_t
 		put16(buf + off + 2, 100);
 		off += 4;
 	}
-	if (s->vlans >= 1) {
+	for (i = s->vlans >= 2 ? 1 : 0; i < s->vlans; i++) {   /* then 802.1Q tags */
 		put16(buf + off, ETH_P_8021Q);
-		put16(buf + off + 2, 200);
+		put16(buf + off + 2, (__u16)(200 + i - (s->vlans >= 2)));
 		off += 4;
 	}
 	if (s->ethertype) {

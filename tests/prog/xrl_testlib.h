@@ -40,7 +40,7 @@ struct xrl_pkt_spec {
 	__u8 proto;               /* IPPROTO_UDP if 0 */
 	__u16 sport, dport;
 	__u8 tcp_flags;           /* for TCP */
-	int vlans;                /* 0, 1 (802.1Q) or 2 (802.1ad + 802.1Q) */
+	int vlans;                /* 0, 1 (802.1Q), 2 (802.1ad + 802.1Q) or more (802.1ad + N-1 802.1Q) */
 	int ipv4_opt_words;       /* IPv4 options, in 4-byte words (0..10) */
 	int ipv4_frag_offset;     /* in 8-byte units: >0 makes a later fragment */
 	int ipv4_more_frags;
