@@ -81,6 +81,14 @@ struct {
 	__type(value, struct xrl_global_stats);
 } xrl_stats SEC(".maps");
 
+/* New-source budgets (--new-sources): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_newsrc);
+} xrl_newsrc SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -628,6 +636,51 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 }
 
 /*
+ * May a source without a bucket get one under rule r (--new-sources)?
+ * 1: a token of the rule's new-source budget was taken; 0: the budget is
+ * spent (or lost to other CPUs XRL_CAS_TRIES times): the packet is dropped
+ * without touching the table, counted in the rule's new_refused. A rule
+ * version the word was not computed for restarts it full: the CPU that
+ * claims the version (CAS) writes the word; the others retry against it.
+ */
+static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_ns)
+{
+	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
+	struct xrl_rule_stats *rs;
+	__u64 old, next, last, now;
+	__u32 ver;
+	int i;
+
+	if (!s)
+		return 1;   /* ids are below XRL_MAX_RULES: not reached */
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		ver = *(volatile __u32 *)&s->version;
+		if (ver != r->version) {
+			if (__sync_val_compare_and_swap(&s->version, ver, r->version) != ver)
+				continue;
+			/* a full budget less the token this source takes (burst >= 1) */
+			next = xrl_to_units(now_ns, r->newsrc.shift) + r->newsrc.interval;
+			s->last_ns = now_ns;
+			*(volatile __u64 *)&s->tat = next;
+			return 1;
+		}
+		last = *(volatile __u64 *)&s->last_ns;
+		old = *(volatile __u64 *)&s->tat;
+		now = xrl_gcra_clamp(now_ns, last);
+		if (!xrl_peek(old, &r->newsrc, last, now, 1, 0, 0, &next))
+			break;
+		if (__sync_val_compare_and_swap(&s->tat, old, next) == old) {
+			s->last_ns = now;
+			return 1;
+		}
+	}
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (rs)
+		rs->new_refused++;
+	return 0;
+}
+
+/*
  * The limit decision in the IPv4 table for a masked address: one set, its
  * ways scanned for the key word (the address itself is the tag).
  */
@@ -666,6 +719,8 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		if (i < XRL_WAYS4)
 			return xrl_decide(&set->w[i], r, &d, cfg, gs);
 	}
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
 	d.key = want;
 	return xrl_insert4(set, r, &d, cfg, gs);
 }
@@ -703,6 +758,8 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		if (i < XRL_WAYS6)
 			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
 	}
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
 	d.key = want;
 	__builtin_memcpy(d.addr, a, 16);
 	return xrl_insert6(set, r, &d, cfg, gs);

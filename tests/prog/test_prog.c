@@ -512,6 +512,111 @@ static void test_evictions(void **state)
 	xrl_tl_close(&small);
 }
 
+/* One packet from new source number i of 198.51.100.0/22 (IPv4) or 2001:db8:5::/48. */
+static int newsrc_pkt(struct xrl_tl *t, int family, int i)
+{
+	char src[64];
+	struct xrl_pkt_spec s = { .family = family, .src = src };
+
+	if (family == 4)
+		snprintf(src, sizeof(src), "198.51.%d.%d", 100 + i / 250, i % 250 + 1);
+	else
+		snprintf(src, sizeof(src), "2001:db8:5:%x::1", i + 1);   /* one /64 each */
+	return run_spec(t, &s);
+}
+
+/*
+ * --new-sources R --new-burst N: exactly N new sources get a bucket at once,
+ * then R per second; a refused one is dropped without an entry (sources
+ * tracked unchanged) and counted in new_refused; sources with a bucket are
+ * judged by it alone while new ones are refused; a rule change restarts the
+ * budget full.
+ */
+static void test_new_sources(void **state)
+{
+	static const char *const r[] = {
+		"198.51.100.0/22 --rate 10/s --burst 10 --new-sources 5/s --new-burst 3",
+		"2001:db8:5::/48 --rate 10/s --new-sources 1/m --new-burst 2",
+		NULL,
+	};
+	static const char *const r2[] = {
+		"198.51.100.0/22 --rate 20/s --burst 10 --new-sources 5/s --new-burst 3",
+		"2001:db8:5::/48 --rate 10/s --new-sources 1/m --new-burst 2",
+		NULL,
+	};
+	const __u64 t0 = 50000 * SEC_NS;
+	struct xrl_rule_stats rs;
+	struct xrl_global_stats g;
+	struct xrl_tl t;
+	int i, step, pass = 0, next = 0, est;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, t0);
+	for (i = 0; i < 10; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);   /* the burst: sources 0, 1, 2 */
+	assert_int_equal(xrl_count_sources(&t.maps), 3);
+	rs = rstats(&t, "198.51.100.0/22");
+	assert_int_equal(rs.new_refused, 7);
+	assert_int_equal(rs.dropped, 7);
+
+	/*
+	 * Two seconds of a flood of new sources, 4 every 100 ms, while the three
+	 * established sources send at their rate (10/s): 5/s x 2 s new sources
+	 * admitted, every established packet passes.
+	 */
+	for (pass = 0, est = 0, step = 1; step <= 20; step++) {
+		xrl_tl_set_clock(&t, t0 + (__u64)step * SEC_NS / 10);
+		for (i = 0; i < 4; i++)
+			pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+		for (i = 0; i < 3; i++)
+			est += newsrc_pkt(&t, 4, i) == XDP_PASS;
+	}
+	assert_int_equal(pass, 10);
+	assert_int_equal(est, 60);
+	assert_int_equal(xrl_count_sources(&t.maps), 13);
+	rs = rstats(&t, "198.51.100.0/22");
+	assert_int_equal(rs.new_refused, 7 + 80 - 10);
+	assert_int_equal(rs.passed, 3 + 10 + 60);
+	g = gstats(&t);
+	assert_int_equal(g.sources_created, 13);
+	/* an established source over its own limit is dropped by its bucket, not the budget */
+	for (pass = 0, i = 0; i < 20; i++)
+		pass += newsrc_pkt(&t, 4, 0) == XDP_PASS;
+	assert_int_equal(pass, 9);   /* its burst of 10 less the one just spent */
+	assert_int_equal(rstats(&t, "198.51.100.0/22").new_refused, 77);
+
+	/* IPv6, 1/m with a burst of 2: two sources, then one a minute */
+	xrl_tl_set_clock(&t, t0 + 3 * SEC_NS);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
+	assert_int_equal(pass, 2);
+	xrl_tl_set_clock(&t, t0 + 63 * SEC_NS);   /* a minute after the burst was spent */
+	for (pass = 0, i = 5; i < 10; i++)
+		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
+	assert_int_equal(pass, 1);
+	assert_int_equal(rstats(&t, "2001:db8:5::/48").new_refused, 3 + 4);
+	assert_int_equal(xrl_count_sources(&t.maps), 13 + 3);
+
+	/* a new version of the rule restarts its budget full: 3 new sources at once again */
+	xrl_tl_set_clock(&t, t0 + 63 * SEC_NS + 1);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);   /* a minute idle: the old version's budget is full too */
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 0);
+	assert_int_equal(xrl_tl_rules(&t, r2), 0);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);
+	/* the other rule's budget was not reset by the change: still spent */
+	assert_int_equal(newsrc_pkt(&t, 6, 20), XDP_DROP);
+	xrl_tl_close(&t);
+}
+
 /* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
 static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
 {
@@ -713,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_rule_change),
 		cmocka_unit_test(test_rule_cache),
 		cmocka_unit_test(test_evictions),
+		cmocka_unit_test(test_new_sources),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};
