@@ -446,6 +446,38 @@ static void test_evictions(void **state)
 	xrl_tl_close(&t);
 }
 
+/* new_refused per rule with --new-sources, and a series only for such rules. */
+static void test_new_sources_refused(void **state)
+{
+	static const char *const r[] = {
+		"10.0.0.0/8 --rate 10/s --new-sources 1/h --new-burst 2", "10.1.0.0/16 --rate 10/s", NULL,
+	};
+	struct xrl_metrics_opts o = opts_for(INST, 10, NULL);
+	struct xrl_pkt_spec s = { .family = 4 };
+	struct xrl_rule_stats rs;
+	struct xrl_tl t;
+	char src[32], *text;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 256, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	s.src = src;
+	for (i = 0; i < 7; i++) {
+		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
+		send_n(&t, &s, 1, i < 2 ? XDP_PASS : XDP_DROP);
+	}
+	text = render(&o, &t.maps, NULL, NULL);
+	assert_int_equal(xrl_read_rule_stats(&t.maps, (__u32)xrl_tl_rule_id(&t, "10.0.0.0/8 --rate"), &rs), 0);
+	assert_int_equal(rs.new_refused, 5);
+	assert_int_equal(value(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"), 5);
+	assert_null(strstr(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"));
+	assert_promtool_ok(text);
+	free(text);
+	xrl_tl_close(&t);
+}
+
 /*
  * The top-K bound under a random-source flood: 100,000 distinct sources of
  * 10.0.0.0/8 dropped once each by a deny rule, and 15 heavy sources with
@@ -1236,6 +1268,7 @@ int main(void)
 		cmocka_unit_test(test_label_escaping),
 		cmocka_unit_test(test_extra_appended),
 		cmocka_unit_test(test_evictions),
+		cmocka_unit_test(test_new_sources_refused),
 		cmocka_unit_test(test_top_k_bound),
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_bind_errors),
