@@ -71,6 +71,12 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 			json_object_set_new(o, "new_sources", json_string(rate));
 			json_object_set_new(o, "new_burst", json_integer(d->new_burst));
 		}
+		if (d->flags & XRL_F_TOTAL) {
+			snprintf(rate, sizeof(rate), "%llu/%s", (unsigned long long)d->total_rate,
+				 d->total_period == 3600 ? "h" : d->total_period == 60 ? "m" : "s");
+			json_object_set_new(o, "total", json_string(rate));
+			json_object_set_new(o, "total_burst", json_integer(d->total_burst));
+		}
 	}
 	return o;
 }

@@ -363,7 +363,7 @@ static void test_counters_match_maps(void **state)
 			 g.events_suppressed);
 	/* a family per name, each with HELP and TYPE */
 	assert_int_equal(count_lines_starting(text, "# HELP "), count_lines_starting(text, "# TYPE "));
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 18);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 19);
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);

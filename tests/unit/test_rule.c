@@ -536,6 +536,24 @@ static void test_rule_fields(void **state)
 	assert_int_equal(d.new_burst, 9);
 	parse_ok("10.0.0.0/8 --rate 100", &d);
 	assert_int_equal(d.flags & XRL_F_NEWSRC, 0);
+
+	/* --total / --total-burst */
+	parse_ok("10.0.0.0/8 --rate 100 --total 5000", &d);
+	assert_int_equal(d.flags, XRL_F_TOTAL);
+	assert_int_equal(d.total_rate, 5000);
+	assert_int_equal(d.total_period, 1);
+	assert_int_equal(d.total_burst, 5000);
+	parse_ok("10.0.0.0/8 --rate 100 --total 30/h --total-burst 4", &d);
+	assert_int_equal(d.total_period, 3600);
+	assert_int_equal(d.total_burst, 4);
+	parse_ok("10.0.0.0/8 --rate 100 --total 30/h", &d);
+	assert_int_equal(d.total_burst, 1);
+	/* the batch: burst / (50 x CPUs), 1 to 64 */
+	assert_int_equal(xrl_total_batch(1, 2), 1);
+	assert_int_equal(xrl_total_batch(1000, 2), 10);
+	assert_int_equal(xrl_total_batch(1000000, 2), XRL_TOTAL_BATCH_MAX);
+	assert_int_equal(xrl_total_batch(1000, 64), 1);
+	assert_int_equal(xrl_total_batch(1000, 0), 20);
 }
 
 static void test_rule_blank_and_comments(void **state)
@@ -616,6 +634,15 @@ static void test_rule_bad(void **state)
 		{ "10.0.0.0/8 --allow --new-sources 5", "--allow", "--new-sources" },
 		{ "10.0.0.0/8 --deny --new-burst 5", "--deny", "--new-burst" },
 		{ "10.0.0.0/8 --new-sources 5", "--rate", NULL },
+		{ "10.0.0.0/8 --rate 100 --total-burst 5", "--total-burst", "--total" },
+		{ "10.0.0.0/8 --rate 100 --total 0", "'0'", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 10000001/s", "10000001/s", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 10/x", "10/x", NULL },
+		{ "10.0.0.0/8 --rate 100 --total", "--total", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 5 --total-burst 0", "'0'", "total burst" },
+		{ "10.0.0.0/8 --rate 100 --total 5 --total-burst 4294967296", "4294967296", "total burst" },
+		{ "10.0.0.0/8 --allow --total 5", "--allow", "--total" },
+		{ "10.0.0.0/8 --total 5", "--rate", NULL },
 		{ "10.0.0.1/8 --rate 100", "10.0.0.1/8", "10.0.0.0/8" },
 		{ "10.0.0.0/33 --rate 100", "10.0.0.0/33", NULL },
 		{ "300.1.1.1/24 --allow", "300.1.1.1/24", NULL },
@@ -779,7 +806,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
 	}
 }
 
@@ -979,6 +1006,8 @@ static void test_round_trip(void **state)
 		"10.0.0.0/8 --rate 100 --new-sources 1000",
 		"10.0.0.0/8 --rate 100 --new-sources 60/m --new-burst 7 --global",
 		"2001:db8::/32 --rate 1/h --bytes 1M --new-sources 1/h --new-burst 4294967295",
+		"10.0.0.0/8 --rate 100 --total 10000",
+		"10.0.0.0/8 --rate 100 --new-sources 5/m --total 600/m --total-burst 3 --per 24 --global",
 	};
 	size_t i;
 
@@ -1358,7 +1387,8 @@ static void test_rule_table_text(void **state)
 	(void)state;
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
 	assert_string_equal(buf, "{--rate RATE | --allow | --deny} [--burst N] [--bytes RATE]"
-			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N]"
+			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
+			    " [--total-burst N]"
 			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
 			    " [--dport PORT] [--syn] [--global]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
@@ -1366,7 +1396,7 @@ static void test_rule_table_text(void **state)
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
 }
 
 static void test_utf8_clean(void **state)
