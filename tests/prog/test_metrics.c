@@ -446,11 +446,12 @@ static void test_evictions(void **state)
 	xrl_tl_close(&t);
 }
 
-/* new_refused per rule with --new-sources, and a series only for such rules. */
+/* new_refused and total_refused per rule with the option, and a series only for such rules. */
 static void test_new_sources_refused(void **state)
 {
 	static const char *const r[] = {
-		"10.0.0.0/8 --rate 10/s --new-sources 1/h --new-burst 2", "10.1.0.0/16 --rate 10/s", NULL,
+		"10.0.0.0/8 --rate 10/s --new-sources 1/h --new-burst 2", "10.1.0.0/16 --rate 10/s",
+		"10.2.0.0/16 --rate 10/s --total 1/h --total-burst 3", NULL,
 	};
 	struct xrl_metrics_opts o = opts_for(INST, 10, NULL);
 	struct xrl_pkt_spec s = { .family = 4 };
@@ -468,7 +469,13 @@ static void test_new_sources_refused(void **state)
 		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
 		send_n(&t, &s, 1, i < 2 ? XDP_PASS : XDP_DROP);
 	}
+	for (i = 0; i < 5; i++) {
+		snprintf(src, sizeof(src), "10.2.0.%d", i + 1);
+		send_n(&t, &s, 1, i < 3 ? XDP_PASS : XDP_DROP);
+	}
 	text = render(&o, &t.maps, NULL, NULL);
+	assert_int_equal(value(text, "xrl_total_refused_total{instance=\"" INST "\",rule=\"10.2.0.0/16\"}"), 2);
+	assert_null(strstr(text, "xrl_total_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"));
 	assert_int_equal(xrl_read_rule_stats(&t.maps, (__u32)xrl_tl_rule_id(&t, "10.0.0.0/8 --rate"), &rs), 0);
 	assert_int_equal(rs.new_refused, 5);
 	assert_int_equal(value(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"), 5);
