@@ -81,6 +81,29 @@ struct {
 	__type(value, struct xrl_global_stats);
 } xrl_stats SEC(".maps");
 
+/* New-source budgets (--new-sources): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_newsrc);
+} xrl_newsrc SEC(".maps");
+
+/* Aggregate caps (--total): the shared word per rule, and each CPU's batch of its tokens. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_newsrc);
+} xrl_total SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XRL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xrl_total_local);
+} xrl_total_local SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -380,6 +403,111 @@ static __always_inline void xrl_refund(__u64 *tatp, const __u64 *keyp, __u64 key
 }
 
 /*
+ * Take cost tokens from a rule's GCRA word s (g, compiled for version).
+ * 1: taken; 0: not available, or lost to other CPUs XRL_CAS_TRIES times.
+ * A version the word was not computed for restarts it full (cost <=
+ * burst): the CPU that claims the version (CAS) writes the word; the
+ * others retry against it.
+ */
+static __always_inline int xrl_budget_take(struct xrl_newsrc *s, const struct xrl_gcra *g,
+					   __u32 version, __u64 now_ns, __u64 cost)
+{
+	__u64 old, next, last, now;
+	__u32 ver;
+	int i;
+
+	for (i = 0; i < XRL_CAS_TRIES; i++) {
+		ver = *(volatile __u32 *)&s->version;
+		if (ver != version) {
+			if (__sync_val_compare_and_swap(&s->version, ver, version) != ver)
+				continue;
+			/* a full word less the tokens taken */
+			next = xrl_to_units(now_ns, g->shift) + cost * g->interval;
+			s->last_ns = now_ns;
+			*(volatile __u64 *)&s->tat = next;
+			return 1;
+		}
+		last = *(volatile __u64 *)&s->last_ns;
+		old = *(volatile __u64 *)&s->tat;
+		now = xrl_gcra_clamp(now_ns, last);
+		if (!xrl_peek(old, g, last, now, cost, 0, 0, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(&s->tat, old, next) == old) {
+			s->last_ns = now;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * May a source without a bucket get one under rule r (--new-sources)?
+ * 1: a token of the rule's new-source budget was taken; 0: the budget is
+ * spent: the packet is dropped without touching the table, counted in the
+ * rule's new_refused.
+ */
+static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_ns)
+{
+	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
+	struct xrl_rule_stats *rs;
+
+	if (!s)
+		return 1;   /* ids are below XRL_MAX_RULES: not reached */
+	if (xrl_budget_take(s, &r->newsrc, r->version, now_ns, 1))
+		return 1;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (rs)
+		rs->new_refused++;
+	return 0;
+}
+
+/*
+ * A token of rule r's aggregate cap (--total) for a packet its source's
+ * bucket admits: from this CPU's batch, else a batch of total_batch tokens
+ * from the shared word (one CAS per batch, not per packet), else a single
+ * token. 0: the cap is spent (counted in total_refused). Tokens of a batch
+ * are pre-paid, so the cap is never exceeded; at most total_batch - 1 per
+ * CPU are held back from the others (docs/DESIGN.md).
+ */
+static __always_inline int xrl_total_take(const struct xrl_rule *r, __u64 now_ns)
+{
+	struct xrl_total_local *l = bpf_map_lookup_elem(&xrl_total_local, &r->id);
+	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_total, &r->id);
+	struct xrl_rule_stats *rs;
+	__u64 k = r->total_batch;
+
+	if (!l || !s)
+		return 0;
+	if (l->version != r->version) {
+		l->version = r->version;   /* an old version's tokens are not this one's */
+		l->tokens = 0;
+	}
+	if (l->tokens) {
+		l->tokens--;
+		return 1;
+	}
+	if (k > 1 && xrl_budget_take(s, &r->total, r->version, now_ns, k)) {
+		l->tokens = k - 1;
+		return 1;
+	}
+	if (xrl_budget_take(s, &r->total, r->version, now_ns, 1))
+		return 1;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (rs)
+		rs->total_refused++;
+	return 0;
+}
+
+/* Give a cap token back to this CPU's batch (the source's own bucket refused after all). */
+static __always_inline void xrl_total_refund(const struct xrl_rule *r)
+{
+	struct xrl_total_local *l = bpf_map_lookup_elem(&xrl_total_local, &r->id);
+
+	if (l && l->version == r->version)
+		l->tokens++;
+}
+
+/*
  * The time a bucket starts (or restarts full) at: the exact clock, since a
  * start at a lagging jiffy time would hand out up to a tick of refill that
  * never was. Later jiffy readings are clamped to it (xrl_gcra_clamp).
@@ -420,6 +548,16 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 	}
 	nb->passed = pass;
 	return pass;
+}
+
+/* A fresh state whose first packet was refused after all (by --total): a full bucket. */
+static __always_inline int xrl_fresh_refused(const struct xrl_rule *r, __u64 now_ns,
+					     struct xrl_bstate *nb)
+{
+	nb->tat = xrl_to_units(now_ns, r->pkt.shift);
+	nb->tat_bytes = xrl_to_units(now_ns, r->byte.shift);
+	nb->passed = 0;
+	return 0;
 }
 
 /* A dropped source in this CPU's heavy-hitter sketch. */
@@ -554,8 +692,20 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	    !xrl_peek(b->tat_bytes, &r->byte, last_ns, now_ns, len, fresh, 0, &next))
 		return 0;
 
+	/*
+	 * the aggregate cap after the source's own bucket said yes (read-only),
+	 * before it is taken from: a packet the cap refuses costs the source nothing
+	 */
+	if (r->flags & XRL_F_TOTAL) {
+		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns, &next) ||
+		    !xrl_total_take(r, now_ns))
+			return 0;
+	}
+
 	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns);
 	if (got <= 0) {
+		if (r->flags & XRL_F_TOTAL)
+			xrl_total_refund(r);
 		if (got < 0)
 			gs->cas_contended++;
 		return 0;
@@ -565,6 +715,8 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 		if (got <= 0) {
 			/* lost the bytes to another CPU meanwhile: give the packet token back */
 			xrl_refund(&b->tat, &e->key, k, r->pkt.interval);
+			if (r->flags & XRL_F_TOTAL)
+				xrl_total_refund(r);
 			if (got < 0)
 				gs->cas_contended++;
 			return 0;
@@ -610,6 +762,8 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	}										\
 	now_ns = xrl_start_ns(r, cfg, now_ns);						\
 	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, &nb);			\
+	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
+		pass = xrl_fresh_refused(r, now_ns, &nb);				\
 	WRITE_ADDR;									\
 	ENT(v).st = nb;									\
 	if (best) {									\
@@ -678,6 +832,8 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		if (i < XRL_WAYS4)
 			return xrl_decide(&set->w[i], r, &d, cfg, gs);
 	}
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
 	d.key = want;
 	return xrl_insert4(set, r, &d, cfg, gs);
 }
@@ -715,6 +871,8 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		if (i < XRL_WAYS6)
 			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
 	}
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
 	d.key = want;
 	__builtin_memcpy(d.addr, a, 16);
 	return xrl_insert6(set, r, &d, cfg, gs);

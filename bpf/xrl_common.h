@@ -33,6 +33,8 @@ enum xrl_action {
 #define XRL_F_SYN    0x04   /* TCP SYN without ACK only */
 #define XRL_F_BYTES  0x08   /* the rule also has a byte bucket */
 #define XRL_F_GLOBAL 0x10   /* the budget is shared by the fleet through xrl daemon */
+#define XRL_F_NEWSRC 0x20   /* new buckets are budgeted (--new-sources): xrl_newsrc */
+#define XRL_F_TOTAL  0x40   /* all sources together are capped too (--total): xrl_total */
 #define XRL_F_MATCH  (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN)   /* the rule looks past the source */
 
 /* Malformed-packet policy, fixed at load time. */
@@ -69,6 +71,33 @@ struct xrl_rule {
 	__u8  _pad;
 	struct xrl_gcra pkt;
 	struct xrl_gcra byte;  /* used when XRL_F_BYTES */
+	struct xrl_gcra newsrc;  /* sources given a bucket, when XRL_F_NEWSRC */
+	struct xrl_gcra total;   /* the rule's aggregate cap, when XRL_F_TOTAL */
+	__u32 total_batch;       /* tokens a CPU takes from the shared cap word at once */
+	__u32 _pad2;
+};
+
+/*
+ * A GCRA word of a whole rule on this host: the new-source budget
+ * (--new-sources) in xrl_newsrc[rule id], taken by compare-and-swap only by
+ * a packet whose source has no bucket, so established sources never touch
+ * it; and the shared word of the aggregate cap (--total) in xrl_total[rule
+ * id], from which CPUs take batches of tokens (xrl_total_local). A new rule
+ * version restarts it full: the version it was computed for is claimed by
+ * compare-and-swap first, then the word is written.
+ */
+struct xrl_newsrc {
+	__u64 tat;        /* GCRA theoretical arrival time, units of the rule's newsrc */
+	__u64 last_ns;    /* clock at the last new source admitted */
+	__u32 version;    /* rule version tat was computed for */
+	__u32 _pad;
+};
+
+/* A CPU's batch of aggregate-cap tokens (xrl_total_local[rule id], per CPU). */
+struct xrl_total_local {
+	__u64 tokens;     /* taken from xrl_total, not spent yet */
+	__u32 version;    /* rule version they were taken for: others are discarded */
+	__u32 _pad;
 };
 
 /*
@@ -254,6 +283,8 @@ struct xrl_rule_stats {
 	__u64 passed_bytes;
 	__u64 dropped;
 	__u64 dropped_bytes;
+	__u64 new_refused;    /* sources refused a bucket by the new-source budget (also in dropped) */
+	__u64 total_refused;  /* packets within their source's limit refused by the cap (--total; also in dropped) */
 };
 
 /* Global counters, per CPU. */
@@ -325,6 +356,12 @@ struct xrl_rule_def {
 	__u32 burst;        /* packets */
 	__u64 byte_rate;    /* bytes per second, when XRL_F_BYTES */
 	__u64 byte_burst;   /* bytes */
+	__u64 new_rate;     /* new sources per new_period seconds, when XRL_F_NEWSRC */
+	__u32 new_period;   /* 1, 60 or 3600 */
+	__u32 new_burst;    /* new sources at once */
+	__u64 total_rate;   /* packets of all sources together per total_period seconds, when XRL_F_TOTAL */
+	__u32 total_period; /* 1, 60 or 3600 */
+	__u32 total_burst;  /* packets */
 };
 
 /* One interface an instance is attached to (xrl_ifaces, keyed by ifindex). */

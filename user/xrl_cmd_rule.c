@@ -65,6 +65,18 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 			json_object_set_new(o, "bytes_rate", json_integer((json_int_t)d->byte_rate));
 			json_object_set_new(o, "bytes_burst", json_integer((json_int_t)d->byte_burst));
 		}
+		if (d->flags & XRL_F_NEWSRC) {
+			snprintf(rate, sizeof(rate), "%llu/%s", (unsigned long long)d->new_rate,
+				 d->new_period == 3600 ? "h" : d->new_period == 60 ? "m" : "s");
+			json_object_set_new(o, "new_sources", json_string(rate));
+			json_object_set_new(o, "new_burst", json_integer(d->new_burst));
+		}
+		if (d->flags & XRL_F_TOTAL) {
+			snprintf(rate, sizeof(rate), "%llu/%s", (unsigned long long)d->total_rate,
+				 d->total_period == 3600 ? "h" : d->total_period == 60 ? "m" : "s");
+			json_object_set_new(o, "total", json_string(rate));
+			json_object_set_new(o, "total_burst", json_integer(d->total_burst));
+		}
 	}
 	return o;
 }
@@ -180,19 +192,22 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, rule_json(&cur[i], cur_ids[i]));
 		xrl_json_print(ctx, arr);
 	} else {
-		int w = 4;
+		int w = 4, ns = 0;
 
 		for (i = 0; i < n; i++) {
+			ns |= !!(cur[i].flags & XRL_F_NEWSRC);
 			char match[192];
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
 			if ((int)strlen(match) > w)
 				w = (int)strlen(match);
 		}
-		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %s\n", "ID", w, "RULE", "ACTION", "RATE",
-		       "BURST", "PER", "SCOPE", "BYTES");
+		/* the NEW column (--new-sources) only when a rule has a new-source budget */
+		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %-*s%s\n", "ID", w, "RULE", "ACTION", "RATE",
+		       "BURST", "PER", "SCOPE", ns ? 24 : 0, "BYTES", ns ? "  NEW" : "");
 		for (i = 0; i < n; i++) {
 			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
+			char news[64] = "";
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
 			xrl_fmt_rate(&cur[i], rate, sizeof(rate));
@@ -207,11 +222,18 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 				xrl_fmt_bytes((double)cur[i].byte_burst, b, sizeof(b));
 				snprintf(bytes, sizeof(bytes), "%s/s burst %s", r, b);
 			}
+			if (ns)
+				snprintf(news, sizeof(news), "  -");
+			if (cur[i].flags & XRL_F_NEWSRC)
+				snprintf(news, sizeof(news), "  %llu/%s burst %u",
+					 (unsigned long long)cur[i].new_rate,
+					 cur[i].new_period == 3600 ? "h" :
+					 cur[i].new_period == 60 ? "m" : "s", cur[i].new_burst);
 			/* fleet: the budget is shared through xrl daemon and Redis (--global) */
-			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %s\n", cur_ids[i], w, match,
+			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %-*s%s\n", cur_ids[i], w, match,
 			       xrl_action_name(cur[i].action), rate, burst, per,
 			       cur[i].action != XRL_ACT_LIMIT ? "-" :
-			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", bytes);
+			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", ns ? 24 : 0, bytes, news);
 		}
 	}
 	xrl_instance_end(ctx, &m);

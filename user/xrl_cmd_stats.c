@@ -98,6 +98,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			      "passed", (json_int_t)s.passed, "dropped", (json_int_t)s.dropped,
 			      "passed_bytes", (json_int_t)s.passed_bytes,
 			      "dropped_bytes", (json_int_t)s.dropped_bytes);
+		json_object_set_new(r, "new_refused", json_integer((json_int_t)s.new_refused));
+		json_object_set_new(r, "total_refused", json_integer((json_int_t)s.total_refused));
 		json_array_append_new(rules, r);
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -146,6 +148,24 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			printf("%-40s %-6s %10s %10s %10s %10s\n",
 			       json_string_value(json_object_get(r, "match")),
 			       json_string_value(json_object_get(r, "action")), p, dr, pb, db);
+		}
+		for (i = 0; i < n; i++) {
+			char nr[32];
+
+			if (!(defs[i].flags & XRL_F_NEWSRC))
+				continue;
+			xrl_fmt_count((double)rs[i].new_refused, nr, sizeof(nr));
+			printf("%s: %s packets of new sources refused by --new-sources\n",
+			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), nr);
+		}
+		for (i = 0; i < n; i++) {
+			char tr[32];
+
+			if (!(defs[i].flags & XRL_F_TOTAL))
+				continue;
+			xrl_fmt_count((double)rs[i].total_refused, tr, sizeof(tr));
+			printf("%s: %s packets refused by the --total cap\n",
+			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), tr);
 		}
 		json_decref(rules);
 		json_decref(o);

@@ -486,6 +486,8 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].passed_bytes += v->passed_bytes;
 			out[i].dropped += v->dropped;
 			out[i].dropped_bytes += v->dropped_bytes;
+			out[i].new_refused += v->new_refused;
+			out[i].total_refused += v->total_refused;
 		}
 	}
 	free(all);

@@ -226,6 +226,34 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		    "Packets matched by each rule (its prefix and match), passed or dropped.", false);
 	rule_family(f, s, in, "xrl_bytes_total",
 		    "Bytes of the packets matched by each rule, passed or dropped.", true);
+	xrl_metrics_family(f, "xrl_new_sources_refused_total", "counter",
+	       "Packets of sources without a bucket dropped by their rule's new-source budget "
+	       "(--new-sources; also counted as dropped).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].flags & XRL_F_NEWSRC))
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_new_sources_refused_total", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].new_refused);
+	}
+	xrl_metrics_family(f, "xrl_total_refused_total", "counter",
+	       "Packets within their source's limit dropped by their rule's aggregate cap "
+	       "(--total; also counted as dropped).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].flags & XRL_F_TOTAL))
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_total_refused_total", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].total_refused);
+	}
 
 	xrl_metrics_family(f, "xrl_instance_packets_total", "counter",
 	       "Every frame the instance saw, passed or dropped for whatever reason.");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xrl_rule.h"
 
@@ -249,7 +250,8 @@ static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *
 
 /* rows of xrl_rule_opts, for rule_check */
 enum {
-	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
+	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_NEW_SOURCES, RO_NEW_BURST, RO_TOTAL,
+	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
 	RO_GLOBAL, RO_ALLOW, RO_DENY, RO_N,
 };
 
@@ -265,6 +267,18 @@ static const struct xrl_opt rule_opts[RO_N] = {
 	[RO_BYTES_BURST] = { "bytes-burst", 0, "SIZE", xrl_opt_size, DEF(byte_burst), .modes = ADD,
 			     .max = XRL_MAX_BYTE_BURST, .what = "byte burst",
 			     .help = "bytes a source may send at once (default: the byte rate)" },
+	[RO_NEW_SOURCES] = { "new-sources", 0, "RATE", xrl_opt_rate, DEF(new_rate), DEF2(new_period),
+			     .modes = ADD,
+			     .help = "give at most RATE new sources a bucket: N[/s|/m|/h] (per host)" },
+	[RO_NEW_BURST] = { "new-burst", 0, "N", xrl_opt_uint, DEF(new_burst), .modes = ADD, .min = 1,
+			   .max = 0xffffffffULL, .what = "new-source burst",
+			   .help = "new sources at once (default: the new-source rate per second)" },
+	[RO_TOTAL] = { "total", 0, "RATE", xrl_opt_rate, DEF(total_rate), DEF2(total_period),
+		       .modes = ADD,
+		       .help = "also cap all sources of the rule together at RATE packets: N[/s|/m|/h]" },
+	[RO_TOTAL_BURST] = { "total-burst", 0, "N", xrl_opt_uint, DEF(total_burst), .modes = ADD,
+			     .min = 1, .max = 0xffffffffULL, .what = "total burst",
+			     .help = "packets all sources may send at once (default: the total rate per second)" },
 	[RO_PER] = { "per", 0, "LEN", xrl_opt_uint, DEF(per_len), .modes = ADD, .max = 128,
 		     .what = "--per length",
 		     .help = "one bucket per /LEN block of sources (default /32, /64)" },
@@ -356,6 +370,26 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		d->flags |= XRL_F_BYTES;
 		if (!GIVEN(RO_BYTES_BURST))
 			d->byte_burst = d->byte_rate;
+	}
+	if (GIVEN(RO_NEW_BURST) && !GIVEN(RO_NEW_SOURCES))
+		return xrl_fail(err, errlen, "--new-burst needs --new-sources RATE");
+	if (GIVEN(RO_NEW_SOURCES)) {
+		d->flags |= XRL_F_NEWSRC;
+		if (!GIVEN(RO_NEW_BURST)) {
+			__u64 per_sec = d->new_rate / d->new_period;
+
+			d->new_burst = per_sec ? (__u32)per_sec : 1;
+		}
+	}
+	if (GIVEN(RO_TOTAL_BURST) && !GIVEN(RO_TOTAL))
+		return xrl_fail(err, errlen, "--total-burst needs --total RATE");
+	if (GIVEN(RO_TOTAL)) {
+		d->flags |= XRL_F_TOTAL;
+		if (!GIVEN(RO_TOTAL_BURST)) {
+			__u64 per_sec = d->total_rate / d->total_period;
+
+			d->total_burst = per_sec ? (__u32)per_sec : 1;
+		}
 	}
 	if (GIVEN(RO_PER)) {
 		if (d->per_len > (d->family == 4 ? 32 : 128))
@@ -477,6 +511,13 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 	if ((d->flags & XRL_F_BYTES) && n < len)
 		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
 			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
+	if ((d->flags & XRL_F_NEWSRC) && n < len)
+		n += snprintf(buf + n, len - n, " --new-sources %llu/%s --new-burst %u",
+			      (unsigned long long)d->new_rate, period_unit(d->new_period), d->new_burst);
+	if ((d->flags & XRL_F_TOTAL) && n < len)
+		n += snprintf(buf + n, len - n, " --total %llu/%s --total-burst %u",
+			      (unsigned long long)d->total_rate, period_unit(d->total_period),
+			      d->total_burst);
 	if (n < len)
 		n += snprintf(buf + n, len - n, " --per %u", d->per_len);
 	if ((d->flags & XRL_F_GLOBAL) && n < len)
@@ -498,7 +539,10 @@ bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_de
 {
 	return a->action == b->action && a->flags == b->flags && a->per_len == b->per_len &&
 	       a->rate == b->rate && a->rate_period == b->rate_period && a->burst == b->burst &&
-	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst;
+	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst &&
+	       a->new_rate == b->new_rate && a->new_period == b->new_period &&
+	       a->new_burst == b->new_burst && a->total_rate == b->total_rate &&
+	       a->total_period == b->total_period && a->total_burst == b->total_burst;
 }
 
 int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
@@ -548,6 +592,20 @@ __u64 xrl_coarse_tick_ns(void)
 	return tick;
 }
 
+__u32 xrl_total_batch(__u32 burst, long cpus)
+{
+	__u64 k = burst / (50 * (__u64)(cpus > 0 ? cpus : 1));
+
+	return k < 1 ? 1 : k > XRL_TOTAL_BATCH_MAX ? XRL_TOTAL_BATCH_MAX : (__u32)k;
+}
+
+long xrl_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n > 0 ? n : 1;
+}
+
 int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 		     char *err, size_t errlen)
 {
@@ -567,13 +625,25 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	if ((d->flags & XRL_F_BYTES) &&
 	    xrl_gcra_compile(d->byte_rate, NS_PER_SEC, d->byte_burst, &r->byte, err, errlen))
 		return -1;
+	if ((d->flags & XRL_F_NEWSRC) &&
+	    xrl_gcra_compile(d->new_rate, (__u64)d->new_period * NS_PER_SEC, d->new_burst,
+			     &r->newsrc, err, errlen))
+		return -1;
+	if (d->flags & XRL_F_TOTAL) {
+		if (xrl_gcra_compile(d->total_rate, (__u64)d->total_period * NS_PER_SEC,
+				     d->total_burst, &r->total, err, errlen))
+			return -1;
+		r->total_batch = xrl_total_batch(d->total_burst, xrl_cpus());
+	}
 	/*
 	 * The jiffy clock lags real time by up to two ticks and moves a tick at a
 	 * time; a bucket that holds three ticks of refill never overflows from
 	 * that, so the jiffy clock changes no long-run count.
 	 */
 	r->coarse = r->pkt.full_ns >= 3 * xrl_coarse_tick_ns() &&
-		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 3 * xrl_coarse_tick_ns());
+		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 3 * xrl_coarse_tick_ns()) &&
+		    (!(d->flags & XRL_F_NEWSRC) || r->newsrc.full_ns >= 3 * xrl_coarse_tick_ns()) &&
+		    (!(d->flags & XRL_F_TOTAL) || r->total.full_ns >= 3 * xrl_coarse_tick_ns());
 	return 0;
 }
 

@@ -77,6 +77,14 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 __u64 xrl_coarse_tick_ns(void);
 /* CLOCK_MONOTONIC in ns: the clock the data path stamps with (bpf_ktime_get_ns). */
 __u64 xrl_mono_ns(void);
+/*
+ * Tokens a CPU takes at once from a --total cap's shared word: burst /
+ * (50 x CPUs), 1 to XRL_TOTAL_BATCH_MAX, so the tokens held back in other
+ * CPUs' batches ((batch - 1) x CPUs) stay under 2 % of the burst.
+ */
+#define XRL_TOTAL_BATCH_MAX 64
+__u32 xrl_total_batch(__u32 burst, long cpus);
+long xrl_cpus(void);   /* CPUs configured: the data path may run on any */
 int xrl_rule_compile(const struct xrl_rule_def *def, __u32 id, struct xrl_rule *out,
 		     char *err, size_t errlen);
 

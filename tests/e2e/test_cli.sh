@@ -506,6 +506,51 @@ refuse 2 "icmp" "$A" rule add 2001:db8::/32 --rate 10 --proto icmp
 refuse 2 "byte|'0'" "$A" rule add 10.2.0.0/16 --rate 10 --bytes 0
 refuse 2 "1X" "$A" rule add 10.2.0.0/16 --rate 10 --bytes 1X
 refuse 2 "--bytes-burst" "$A" rule add 10.2.0.0/16 --rate 10 --bytes-burst 1k
+# --new-sources / --new-burst: the refusals of --rate and --burst, and needs --new-sources
+refuse 2 "rate|'0'" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 0
+refuse 2 "rate|10/x" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 10/x
+refuse 2 "rate|20000000" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 20000000
+refuse 2 "rate|-5" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources -5
+refuse 2 "--new-sources" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources
+refuse 2 "--new-burst|--new-sources" "$A" rule add 10.2.0.0/16 --rate 10 --new-burst 5
+refuse 2 "new-source burst|'0'" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 5 --new-burst 0
+refuse 2 "new-source burst|-1" "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 5 --new-burst -1
+refuse 2 "--deny|--new-sources" "$A" rule add 10.2.0.0/16 --deny --new-sources 5
+# --total / --total-burst: likewise
+refuse 2 "rate|'0'" "$A" rule add 10.2.0.0/16 --rate 10 --total 0
+refuse 2 "rate|10/x" "$A" rule add 10.2.0.0/16 --rate 10 --total 10/x
+refuse 2 "rate|20000000" "$A" rule add 10.2.0.0/16 --rate 10 --total 20000000
+refuse 2 "--total" "$A" rule add 10.2.0.0/16 --rate 10 --total
+refuse 2 "--total-burst|--total" "$A" rule add 10.2.0.0/16 --rate 10 --total-burst 5
+refuse 2 "total burst|'0'" "$A" rule add 10.2.0.0/16 --rate 10 --total 5 --total-burst 0
+refuse 2 "--allow|--total" "$A" rule add 10.2.0.0/16 --allow --total 5
+# a rule with it: rule list (both), rule save and stats --json show it; removed after
+must "$A" rule add 10.2.0.0/16 --rate 10 --new-sources 6000/m
+why=()
+xa --json rule list | jqe '[.[] | select(.prefix == "10.2.0.0/16")] | length == 1 and .[0].new_sources == "6000/m" and .[0].new_burst == 100' >/dev/null ||
+	why+=("rule list --json: $(xa --json rule list | jq -c '.[] | select(.prefix == "10.2.0.0/16")')")
+rules_of "$A" | grep -qx -- "10.2.0.0/16 --rate 10/s --burst 10 --new-sources 6000/m --new-burst 100 --per 32" ||
+	why+=("rule save: $(rules_of "$A" | grep 10.2.0.0/16)")
+xa rule list | grep -E '^[0-9]+ +10\.2\.0\.0/16 ' | grep -qF "6000/m burst 100" || why+=("rule list: $(xa rule list | grep 10.2.0.0/16)")
+xa rule list | head -1 | grep -qw NEW || why+=("rule list header has no NEW column")
+xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].new_refused == 0' >/dev/null ||
+	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
+xa stats | grep -qF "10.2.0.0/16: 0 packets of new sources refused by --new-sources" || why+=("stats text has no new-source line")
+verdict "--new-sources 6000/m: burst defaults to 100; rule list, rule save and stats show it" "${why[@]}"
+must "$A" rule del 10.2.0.0/16
+must "$A" rule add 10.2.0.0/16 --rate 10 --total 1000/m --per 24
+why=()
+xa --json rule list | jqe '[.[] | select(.prefix == "10.2.0.0/16")] | length == 1 and .[0].total == "1000/m" and .[0].total_burst == 16' >/dev/null ||
+	why+=("rule list --json: $(xa --json rule list | jq -c '.[] | select(.prefix == "10.2.0.0/16")')")
+rules_of "$A" | grep -qx -- "10.2.0.0/16 --rate 10/s --burst 10 --total 1000/m --total-burst 16 --per 24" ||
+	why+=("rule save: $(rules_of "$A" | grep 10.2.0.0/16)")
+xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].total_refused == 0' >/dev/null ||
+	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
+xa stats | grep -qF "10.2.0.0/16: 0 packets refused by the --total cap" || why+=("stats text has no --total line")
+verdict "--total 1000/m: burst defaults to 16; rule list --json, rule save and stats show it" "${why[@]}"
+must "$A" rule del 10.2.0.0/16
+xa rule list | head -1 | grep -qw NEW && bad "rule list shows a NEW column with no --new-sources rule" ||
+	ok "rule list: no NEW column without a --new-sources rule"
 refuse 2 "--allow" "$A" rule add 10.2.0.0/16 --rate 10 --allow
 refuse 2 "--allow|--deny" "$A" rule add 10.2.0.0/16 --allow --deny
 refuse 2 "--frob" "$A" rule add 10.2.0.0/16 --rate 10 --frob

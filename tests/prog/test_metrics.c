@@ -366,7 +366,7 @@ static void test_counters_match_maps(void **state)
 	assert_int_equal(value(text, "xrl_malformed_judged_packets_total{instance=\"" INST "\"}"),
 			 g.malformed_judged);
 	assert_int_equal(value(text, "xrl_vlan_deep_packets_total{instance=\"" INST "\"}"), g.vlan_deep);
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 19);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 21);
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);
@@ -445,6 +445,45 @@ static void test_evictions(void **state)
 	assert_int_equal((unsigned long long)xrl_count_bucket_entries(t.maps.buckets_v4), tracked);
 	assert_int_equal(evicted, created - tracked);
 	assert_true(evicted >= 2000 - 256);
+	free(text);
+	xrl_tl_close(&t);
+}
+
+/* new_refused and total_refused per rule with the option, and a series only for such rules. */
+static void test_new_sources_refused(void **state)
+{
+	static const char *const r[] = {
+		"10.0.0.0/8 --rate 10/s --new-sources 1/h --new-burst 2", "10.1.0.0/16 --rate 10/s",
+		"10.2.0.0/16 --rate 10/s --total 1/h --total-burst 3", NULL,
+	};
+	struct xrl_metrics_opts o = opts_for(INST, 10, NULL);
+	struct xrl_pkt_spec s = { .family = 4 };
+	struct xrl_rule_stats rs;
+	struct xrl_tl t;
+	char src[32], *text;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 256, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	s.src = src;
+	for (i = 0; i < 7; i++) {
+		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
+		send_n(&t, &s, 1, i < 2 ? XDP_PASS : XDP_DROP);
+	}
+	for (i = 0; i < 5; i++) {
+		snprintf(src, sizeof(src), "10.2.0.%d", i + 1);
+		send_n(&t, &s, 1, i < 3 ? XDP_PASS : XDP_DROP);
+	}
+	text = render(&o, &t.maps, NULL, NULL);
+	assert_int_equal(value(text, "xrl_total_refused_total{instance=\"" INST "\",rule=\"10.2.0.0/16\"}"), 2);
+	assert_null(strstr(text, "xrl_total_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"));
+	assert_int_equal(xrl_read_rule_stats(&t.maps, (__u32)xrl_tl_rule_id(&t, "10.0.0.0/8 --rate"), &rs), 0);
+	assert_int_equal(rs.new_refused, 5);
+	assert_int_equal(value(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"), 5);
+	assert_null(strstr(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"));
+	assert_promtool_ok(text);
 	free(text);
 	xrl_tl_close(&t);
 }
@@ -1241,6 +1280,7 @@ int main(void)
 		cmocka_unit_test(test_label_escaping),
 		cmocka_unit_test(test_extra_appended),
 		cmocka_unit_test(test_evictions),
+		cmocka_unit_test(test_new_sources_refused),
 		cmocka_unit_test(test_top_k_bound),
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_bind_errors),

@@ -4,7 +4,9 @@
  * crafted packets with expected verdicts, and token-bucket behaviour with
  * exact time.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -512,6 +514,183 @@ static void test_evictions(void **state)
 	xrl_tl_close(&small);
 }
 
+/* One packet from new source number i of 198.51.100.0/22 (IPv4) or 2001:db8:5::/48. */
+static int newsrc_pkt(struct xrl_tl *t, int family, int i)
+{
+	char src[64];
+	struct xrl_pkt_spec s = { .family = family, .src = src };
+
+	if (family == 4)
+		snprintf(src, sizeof(src), "198.51.%d.%d", 100 + i / 250, i % 250 + 1);
+	else
+		snprintf(src, sizeof(src), "2001:db8:5:%x::1", i + 1);   /* one /64 each */
+	return run_spec(t, &s);
+}
+
+/*
+ * --new-sources R --new-burst N: exactly N new sources get a bucket at once,
+ * then R per second; a refused one is dropped without an entry (sources
+ * tracked unchanged) and counted in new_refused; sources with a bucket are
+ * judged by it alone while new ones are refused; a rule change restarts the
+ * budget full.
+ */
+static void test_new_sources(void **state)
+{
+	static const char *const r[] = {
+		"198.51.100.0/22 --rate 10/s --burst 10 --new-sources 5/s --new-burst 3",
+		"2001:db8:5::/48 --rate 10/s --new-sources 1/m --new-burst 2",
+		NULL,
+	};
+	static const char *const r2[] = {
+		"198.51.100.0/22 --rate 20/s --burst 10 --new-sources 5/s --new-burst 3",
+		"2001:db8:5::/48 --rate 10/s --new-sources 1/m --new-burst 2",
+		NULL,
+	};
+	const __u64 t0 = 50000 * SEC_NS;
+	struct xrl_rule_stats rs;
+	struct xrl_global_stats g;
+	struct xrl_tl t;
+	int i, step, pass = 0, next = 0, est;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, t0);
+	for (i = 0; i < 10; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);   /* the burst: sources 0, 1, 2 */
+	assert_int_equal(xrl_count_sources(&t.maps), 3);
+	rs = rstats(&t, "198.51.100.0/22");
+	assert_int_equal(rs.new_refused, 7);
+	assert_int_equal(rs.dropped, 7);
+
+	/*
+	 * Two seconds of a flood of new sources, 4 every 100 ms, while the three
+	 * established sources send at their rate (10/s): 5/s x 2 s new sources
+	 * admitted, every established packet passes.
+	 */
+	for (pass = 0, est = 0, step = 1; step <= 20; step++) {
+		xrl_tl_set_clock(&t, t0 + (__u64)step * SEC_NS / 10);
+		for (i = 0; i < 4; i++)
+			pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+		for (i = 0; i < 3; i++)
+			est += newsrc_pkt(&t, 4, i) == XDP_PASS;
+	}
+	assert_int_equal(pass, 10);
+	assert_int_equal(est, 60);
+	assert_int_equal(xrl_count_sources(&t.maps), 13);
+	rs = rstats(&t, "198.51.100.0/22");
+	assert_int_equal(rs.new_refused, 7 + 80 - 10);
+	assert_int_equal(rs.passed, 3 + 10 + 60);
+	g = gstats(&t);
+	assert_int_equal(g.sources_created, 13);
+	/* an established source over its own limit is dropped by its bucket, not the budget */
+	for (pass = 0, i = 0; i < 20; i++)
+		pass += newsrc_pkt(&t, 4, 0) == XDP_PASS;
+	assert_int_equal(pass, 9);   /* its burst of 10 less the one just spent */
+	assert_int_equal(rstats(&t, "198.51.100.0/22").new_refused, 77);
+
+	/* IPv6, 1/m with a burst of 2: two sources, then one a minute */
+	xrl_tl_set_clock(&t, t0 + 3 * SEC_NS);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
+	assert_int_equal(pass, 2);
+	xrl_tl_set_clock(&t, t0 + 63 * SEC_NS);   /* a minute after the burst was spent */
+	for (pass = 0, i = 5; i < 10; i++)
+		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
+	assert_int_equal(pass, 1);
+	assert_int_equal(rstats(&t, "2001:db8:5::/48").new_refused, 3 + 4);
+	assert_int_equal(xrl_count_sources(&t.maps), 13 + 3);
+
+	/* a new version of the rule restarts its budget full: 3 new sources at once again */
+	xrl_tl_set_clock(&t, t0 + 63 * SEC_NS + 1);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);   /* a minute idle: the old version's budget is full too */
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 0);
+	assert_int_equal(xrl_tl_rules(&t, r2), 0);
+	for (pass = 0, i = 0; i < 5; i++)
+		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
+	assert_int_equal(pass, 3);
+	/* the other rule's budget was not reset by the change: still spent */
+	assert_int_equal(newsrc_pkt(&t, 6, 20), XDP_DROP);
+	xrl_tl_close(&t);
+}
+
+/* n packets from source 192.0.2.0/22 number i; how many passed. */
+static int total_send(struct xrl_tl *t, int i, int n)
+{
+	char src[32];
+	struct xrl_pkt_spec s = { .family = 4, .src = src };
+	__u8 buf[512];
+	size_t len;
+	int k, pass = 0;
+
+	snprintf(src, sizeof(src), "192.0.%d.%d", i / 250, i % 250 + 1);
+	len = xrl_pkt_build(buf, sizeof(buf), &s, NULL, NULL);
+	for (k = 0; k < n; k++)
+		pass += run(t, buf, len) == XDP_PASS;
+	return pass;
+}
+
+/*
+ * --total on one CPU (the test pinned to CPU 0, so one CPU's batches): all
+ * sources together pass exactly total-burst at once, then the total rate,
+ * while each source's own bucket still applies; a packet the cap refuses
+ * costs its source's bucket nothing.
+ */
+static void test_total_cap(void **state)
+{
+	static const char *const r[] = {
+		"192.0.0.0/22 --rate 1000/h --burst 1000 --total 10000/s --total-burst 10000", NULL,
+	};
+	const __u64 t0 = 60000 * SEC_NS;
+	cpu_set_t old, one;
+	struct xrl_rule_stats rs;
+	struct xrl_tl t;
+	int i, pass;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, t0);
+	/* 20 sources x 600, each within its own burst of 1000: the cap passes 10000 */
+	for (pass = 0, i = 0; i < 20; i++)
+		pass += total_send(&t, i, 600);
+	assert_int_equal(pass, 10000);
+	rs = rstats(&t, "192.0.0.0/22");
+	assert_int_equal(rs.total_refused, 2000);
+	assert_int_equal(rs.dropped, 2000);
+
+	/*
+	 * Half a second later the cap holds 5000 more. Source 16 passed 400 and
+	 * was refused 200 by the cap: its bucket still holds 600 (1000/h refills
+	 * nothing to speak of), so its 1000 packets pass 600 and its own bucket
+	 * drops 400, not the cap. Then 23 new sources x 300 share the 4400 left.
+	 */
+	xrl_tl_set_clock(&t, t0 + SEC_NS / 2);
+	assert_int_equal(total_send(&t, 16, 1000), 600);
+	for (pass = 0, i = 17; i < 40; i++)
+		pass += total_send(&t, i, 300);
+	assert_int_equal(pass, 4400);
+	rs = rstats(&t, "192.0.0.0/22");
+	assert_int_equal(rs.total_refused, 2000 + 23 * 300 - 4400);
+	assert_int_equal(rs.dropped, 2000 + 400 + 23 * 300 - 4400);
+	assert_int_equal(rs.passed, 10000 + 5000);
+	/* a source over its own limit while the cap has tokens: its bucket decides */
+	xrl_tl_set_clock(&t, t0 + 2 * SEC_NS);
+	assert_int_equal(total_send(&t, 100, 1500), 1000);
+	assert_int_equal(rstats(&t, "192.0.0.0/22").total_refused, 2000 + 2500);
+	xrl_tl_close(&t);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+}
+
 /* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
 static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
 {
@@ -713,6 +892,8 @@ int main(void)
 		cmocka_unit_test(test_rule_change),
 		cmocka_unit_test(test_rule_cache),
 		cmocka_unit_test(test_evictions),
+		cmocka_unit_test(test_new_sources),
+		cmocka_unit_test(test_total_cap),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};

@@ -107,6 +107,7 @@ enum {
 	C_V6_UNDER,
 	C_QINQ_OVER,
 	C_GLOBAL_OVER, C_GLOBAL_UNDER,
+	C_TOTAL_UNDER, C_TOTAL_CAPPED, C_NEWSRC_REFUSED,
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
@@ -135,6 +136,9 @@ static struct bcase cases[C_N] = {
 	[C_QINQ_OVER]   = { "xrl_qinq_v4_over", "xrl: QinQ IPv4 source over limit" },
 	[C_GLOBAL_OVER] = { "xrl_global_v4_over", "xrl: --global rule, over (fleet floor)" },
 	[C_GLOBAL_UNDER] = { "xrl_global_v4_under", "xrl: --global rule, under limit" },
+	[C_TOTAL_UNDER] = { "xrl_total_v4_under", "xrl: --total rule, under both limits" },
+	[C_TOTAL_CAPPED] = { "xrl_total_v4_capped", "xrl: --total rule, refused by the cap" },
+	[C_NEWSRC_REFUSED] = { "xrl_newsrc_refused", "xrl: new source refused by --new-sources" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -173,6 +177,14 @@ static const char *const single_rules[] = {
 static const char *const global_rules[] = {
 	"203.0.113.0/24 --rate 1/h --burst 1 --global",
 	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --global",
+	NULL,
+};
+
+/* --total and --new-sources, in an instance of their own as well. */
+static const char *const cap_rules[] = {
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --total 10000000/s --total-burst 4294967295",
+	"203.0.113.0/24 --rate 10000000/s --burst 4294967295 --total 1/h --total-burst 1",
+	"192.0.2.0/24 --rate 10000000/s --burst 4294967295 --new-sources 1/h --new-burst 1",
 	NULL,
 };
 
@@ -306,7 +318,7 @@ static double both_cpus(const struct bcase *c)
 	return runs[opt.runs / 2];
 }
 
-static double both_under, both_over;
+static double both_under, both_over, both_total;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -674,8 +686,8 @@ static void report_json(double wall)
 	__u32 k;
 	int i;
 
-	printf("{\n  \"both_cpus\": {\"under_limit\": %.2f, \"over_limit\": %.2f},\n",
-	       both_under, both_over);
+	printf("{\n  \"both_cpus\": {\"under_limit\": %.2f, \"over_limit\": %.2f, \"total_under\": %.2f},\n",
+	       both_under, both_over, both_total);
 	printf("  \"unit\": \"ns/packet\",\n  \"repeat\": %u,\n  \"runs\": %u,\n"
 	       "  \"sources\": %u,\n  \"passes\": %u,\n  \"cpu\": %d,\n"
 	       "  \"wall_seconds\": %.1f,\n  \"method\": \"%s\",\n  \"cases\": {\n",
@@ -819,6 +831,12 @@ static void report_table(double wall, const char *nbuf)
 	    med(C_GLOBAL_OVER) - med(C_V4_OVER));
 	row("--global, under: + count in xrl_fleet_used (global under - IPv4 under)",
 	    med(C_GLOBAL_UNDER) - med(C_V4_UNDER));
+	row("--total, under: peek + a token of the CPU's batch (total under - IPv4 under)",
+	    med(C_TOTAL_UNDER) - med(C_V4_UNDER));
+	row("--total, refused by the cap (total capped - IPv4 over)",
+	    med(C_TOTAL_CAPPED) - med(C_V4_OVER));
+	row("--new-sources, a new source refused (refused - IPv4 over)",
+	    med(C_NEWSRC_REFUSED) - med(C_V4_OVER));
 
 	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
 	       nbuf, med(C_WRAP_DROP) - d);
@@ -843,6 +861,8 @@ static void report_table(double wall, const char *nbuf)
 		row("  the same on one CPU", med(C_V4_UNDER));
 		row("over limit: read-only drop path", both_over);
 		row("  the same on one CPU", med(C_V4_OVER));
+		row("--total, under: + the cap's batches from one shared word", both_total);
+		row("  the same on one CPU", med(C_TOTAL_UNDER));
 	}
 
 	printf("\ntargets:\n");
@@ -884,7 +904,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob;
+	struct prod prod, glob, cap;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1006,6 +1026,16 @@ int main(int argc, char **argv)
 	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
 	prime_case(&cases[C_GLOBAL_UNDER], glob.prog_fd, &s, XDP_PASS);
 
+	prod_open(&cap, cap_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_TOTAL_UNDER], cap.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };   /* its first packet spends the cap */
+	prime_case(&cases[C_TOTAL_CAPPED], cap.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.1" };     /* spends the budget of 1 */
+	prime_case(&cases[C_NEWSRC_REFUSED], cap.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.7" };     /* refused, so never tracked */
+	prime_case(&cases[C_NEWSRC_REFUSED], cap.prog_fd, &s, XDP_DROP);
+
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
 	if (err)
@@ -1032,11 +1062,13 @@ int main(int argc, char **argv)
 	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
 		both_under = both_cpus(&cases[C_V4_UNDER]);
 		both_over = both_cpus(&cases[C_V4_OVER]);
+		both_total = both_cpus(&cases[C_TOTAL_UNDER]);
 	}
 	walker_target(&w, -1);
 	xrl_tl_close(&tl);
 	prod_close(&prod);
 	prod_close(&glob);
+	prod_close(&cap);
 
 	/* many sources */
 	if (opt.sources == 1000000)

@@ -520,6 +520,40 @@ static void test_rule_fields(void **state)
 	assert_int_equal(d.byte_burst, 1ULL << 40);
 	parse_ok("10.0.0.0/8 --proto udp --dport 53 --rate 100 --bytes 64k", &d);
 	assert_int_equal(d.flags, XRL_F_PROTO | XRL_F_DPORT | XRL_F_BYTES);
+
+	/* --new-sources / --new-burst: the burst defaults to a second of the rate, at least 1 */
+	parse_ok("10.0.0.0/8 --rate 100 --new-sources 500", &d);
+	assert_int_equal(d.flags, XRL_F_NEWSRC);
+	assert_int_equal(d.new_rate, 500);
+	assert_int_equal(d.new_period, 1);
+	assert_int_equal(d.new_burst, 500);
+	parse_ok("10.0.0.0/8 --rate 100 --new-sources 30/m", &d);
+	assert_int_equal(d.new_rate, 30);
+	assert_int_equal(d.new_period, 60);
+	assert_int_equal(d.new_burst, 1);
+	parse_ok("10.0.0.0/8 --rate 100 --new-sources 7200/h --new-burst 9", &d);
+	assert_int_equal(d.new_period, 3600);
+	assert_int_equal(d.new_burst, 9);
+	parse_ok("10.0.0.0/8 --rate 100", &d);
+	assert_int_equal(d.flags & XRL_F_NEWSRC, 0);
+
+	/* --total / --total-burst */
+	parse_ok("10.0.0.0/8 --rate 100 --total 5000", &d);
+	assert_int_equal(d.flags, XRL_F_TOTAL);
+	assert_int_equal(d.total_rate, 5000);
+	assert_int_equal(d.total_period, 1);
+	assert_int_equal(d.total_burst, 5000);
+	parse_ok("10.0.0.0/8 --rate 100 --total 30/h --total-burst 4", &d);
+	assert_int_equal(d.total_period, 3600);
+	assert_int_equal(d.total_burst, 4);
+	parse_ok("10.0.0.0/8 --rate 100 --total 30/h", &d);
+	assert_int_equal(d.total_burst, 1);
+	/* the batch: burst / (50 x CPUs), 1 to 64 */
+	assert_int_equal(xrl_total_batch(1, 2), 1);
+	assert_int_equal(xrl_total_batch(1000, 2), 10);
+	assert_int_equal(xrl_total_batch(1000000, 2), XRL_TOTAL_BATCH_MAX);
+	assert_int_equal(xrl_total_batch(1000, 64), 1);
+	assert_int_equal(xrl_total_batch(1000, 0), 20);
 }
 
 static void test_rule_blank_and_comments(void **state)
@@ -589,6 +623,26 @@ static void test_rule_bad(void **state)
 		{ "10.0.0.0/8 --rate 100 --bytes 2T", "2T", "byte rate" },
 		{ "10.0.0.0/8 --rate 100 --bytes 10X", "10X", "byte rate" },
 		{ "10.0.0.0/8 --rate 100 --bytes 1M --bytes-burst 0", "'0'", "byte burst" },
+		{ "10.0.0.0/8 --rate 100 --new-burst 5", "--new-burst", "--new-sources" },
+		{ "10.0.0.0/8 --rate 100 --new-sources 0", "'0'", NULL },
+		{ "10.0.0.0/8 --rate 100 --new-sources 10000001/s", "10000001/s", NULL },
+		{ "10.0.0.0/8 --rate 100 --new-sources 10/x", "10/x", NULL },
+		{ "10.0.0.0/8 --rate 100 --new-sources", "--new-sources", NULL },
+		{ "10.0.0.0/8 --rate 100 --new-sources 5 --new-burst 0", "'0'", "new-source burst" },
+		{ "10.0.0.0/8 --rate 100 --new-sources 5 --new-burst 4294967296", "4294967296", "new-source burst" },
+		{ "10.0.0.0/8 --rate 100 --new-sources 5 --new-burst x", "'x'", "new-source burst" },
+		{ "10.0.0.0/8 --allow --new-sources 5", "--allow", "--new-sources" },
+		{ "10.0.0.0/8 --deny --new-burst 5", "--deny", "--new-burst" },
+		{ "10.0.0.0/8 --new-sources 5", "--rate", NULL },
+		{ "10.0.0.0/8 --rate 100 --total-burst 5", "--total-burst", "--total" },
+		{ "10.0.0.0/8 --rate 100 --total 0", "'0'", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 10000001/s", "10000001/s", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 10/x", "10/x", NULL },
+		{ "10.0.0.0/8 --rate 100 --total", "--total", NULL },
+		{ "10.0.0.0/8 --rate 100 --total 5 --total-burst 0", "'0'", "total burst" },
+		{ "10.0.0.0/8 --rate 100 --total 5 --total-burst 4294967296", "4294967296", "total burst" },
+		{ "10.0.0.0/8 --allow --total 5", "--allow", "--total" },
+		{ "10.0.0.0/8 --total 5", "--rate", NULL },
 		{ "10.0.0.1/8 --rate 100", "10.0.0.1/8", "10.0.0.0/8" },
 		{ "10.0.0.0/33 --rate 100", "10.0.0.0/33", NULL },
 		{ "300.1.1.1/24 --allow", "300.1.1.1/24", NULL },
@@ -752,7 +806,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
 	}
 }
 
@@ -1002,6 +1056,11 @@ static void test_round_trip(void **state)
 		"10.0.0.0/8 --rate 5 --bytes 1 --bytes-burst 1",
 		"fe80::/10 --proto udp --dport 546 --rate 10 --per 10",
 		"128.0.0.0/1 --rate 1 --per 1",
+		"10.0.0.0/8 --rate 100 --new-sources 1000",
+		"10.0.0.0/8 --rate 100 --new-sources 60/m --new-burst 7 --global",
+		"2001:db8::/32 --rate 1/h --bytes 1M --new-sources 1/h --new-burst 4294967295",
+		"10.0.0.0/8 --rate 100 --total 10000",
+		"10.0.0.0/8 --rate 100 --new-sources 5/m --total 600/m --total-burst 3 --per 24 --global",
 	};
 	size_t i;
 
@@ -1381,14 +1440,16 @@ static void test_rule_table_text(void **state)
 	(void)state;
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
 	assert_string_equal(buf, "{--rate RATE | --allow | --deny} [--burst N] [--bytes RATE]"
-			    " [--bytes-burst SIZE] [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
+			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
+			    " [--total-burst N]"
+			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
 			    " [--dport PORT] [--syn] [--global]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --allow or --deny");
 }
 
 static void test_utf8_clean(void **state)
