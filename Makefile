@@ -22,7 +22,11 @@ LIB_SRCS  := user/xrl_rule.c user/xrl_opts.c user/xrl_maps.c user/xrl_format.c u
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 # the daemon: fleet sync through Redis (also linked by the Redis tests), limit events
 FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c user/xrl_events.c
+FLEET_SRCS += user/xrl_script_args.c user/xrl_fleet_report.c user/xrl_fleet_sync.c user/xrl_fleet_floor.c \
+	      user/xrl_fleet_metrics.c
 FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
+# the Lua scripts of user/lua/, embedded as strings (.incbin)
+FLEET_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBS_FLEET := -lhiredis -lpthread -lm
 XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
 	     user/xrl_daemon.c user/xrl_term.c user/xrl_watch.c user/xrl_top_watch.c user/xrl_stats_watch.c
@@ -51,6 +55,9 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/xrl_scripts_lua.o: user/xrl_scripts_lua.S $(wildcard user/lua/*.lua) | $(BUILD)
+	$(CC) -c $< -o $@
 
 # xrl --version: git describe, or the VERSION file outside git; libxdp has no
 # version call, so its version at build time. The stamp changes with them.

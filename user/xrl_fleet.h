@@ -15,6 +15,7 @@
 #include "xrl_common.h"
 #include "xrl_maps.h"
 #include "xrl_redis.h"
+#include "xrl_script_args.h"
 #include "xrl_rule.h"   /* xrl_mono_ns */
 
 enum xrl_fleet_policy {
@@ -76,6 +77,15 @@ struct xrl_fleet {
 	struct xrl_redis_call *calls;
 	int *call_entry;
 	char (*keytext)[96];
+	/* a push's numbers as the script takes them: n or n@since, demand, its µs, the call's nd */
+	char (*argtext)[4][32];
+	const char **argpool;               /* the calls' argument vectors */
+	struct xrl_gcra_source *sources;    /* each push as its call has it */
+	int *call_sources;                  /* sources in each call */
+	char (*rate_text)[24];              /* per rule, for its hosts call */
+	struct xrl_fleet_push *pushes;      /* this round's reports, by rule */
+	struct xrl_fleet_floor_entry *fent; /* the floor map as this daemon wrote it, sorted */
+	int fent_n;                         /* entries in fent; -1: read the map */
 
 	/* what metrics and the last round report; guarded by lock */
 	pthread_mutex_t lock;

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -25,6 +26,8 @@
 #include "xrl_fleet.h"
 #include "xrl_log.h"
 #include "xrl_redis.h"
+#include "xrl_script_args.h"
+#include "xrl_scripts.h"
 
 static pid_t server;
 static int port;
@@ -133,22 +136,44 @@ static void test_parse_url(void **state)
  * One GCRA call: n tokens, interval, span, since and the TAT's life in µs,
  * mode "0" record / "1" take.
  */
+/*
+ * The fixed figures of a gcra call, placed by the layout of
+ * xrl_script_args.h (the builder counts the demand keys itself).
+ */
+static void gcra_fixed(const char *fixed[XRL_GCRA_FIXED], const char *mode, const char *host,
+		       const char *window, const char *life, const char *interval,
+		       const char *span, const char *since)
+{
+	fixed[XRL_GCRA_MODE] = mode;
+	fixed[XRL_GCRA_HOST] = host;
+	fixed[XRL_GCRA_WINDOW_US] = window;
+	fixed[XRL_GCRA_LIFE_US] = life;
+	fixed[XRL_GCRA_INTERVAL_US] = interval;
+	fixed[XRL_GCRA_SPAN_US] = span;
+	fixed[XRL_GCRA_ND] = NULL;
+	fixed[XRL_GCRA_SINCE_US] = since;
+}
+
+/* Argument slots for the calls of these tests (a few sources each, and one spare). */
+#define ARGV_SLOTS 32
+
 static void gcra(struct xrl_redis *r, const char *key, const char *n, const char *interval,
 		 const char *span, const char *since, const char *life, const char *mode,
 		 double *granted, double *debt)
 {
-	const char *argv[] = { key, mode, "", "0", life, interval, span, "0", since, n };
-	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
-	};
-	char err[256];
+	const struct xrl_gcra_source src = { .key = key, .n = n };
+	const char *fixed[XRL_GCRA_FIXED], *argv[ARGV_SLOTS];
+	struct xrl_gcra_answer ans;
+	struct xrl_redis_call c = { 0 };
+	bool take = !strcmp(mode, "1");
+	char err[256], nd[16];
 
+	gcra_fixed(fixed, mode, "", "0", life, interval, span, since);
+	xrl_gcra_build(&c, argv, fixed, &src, 1, nd);
 	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
-	assert_int_equal(xrl_redis_reply_num(c.reply, 0, debt), 0);
-	if (!strcmp(mode, "1"))
-		assert_int_equal(xrl_redis_reply_num(c.reply, 1, granted), 0);
-	else
-		*granted = atof(n);   /* recorded admissions are never refused */
+	assert_int_equal(xrl_gcra_decode(c.reply, &src, 1, take, &ans), 0);
+	*debt = ans.debt_us;
+	*granted = take ? ans.granted : atof(n);   /* recorded admissions are never refused */
 	xrl_redis_calls_free(&c, 1);
 }
 
@@ -357,24 +382,29 @@ static void test_noscript_reload(void **state)
 
 static void test_hosts(void **state)
 {
-	const char *a1[] = { "xrl:{t4}:hosts", "a", "90", "1000000", "60000" };
-	const char *b1[] = { "xrl:{t4}:hosts", "b", "10", "1000000", "60000" };
-	struct xrl_redis r;
-	struct xrl_redis_call c[3] = {
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = a1 },
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = b1 },
-		{ .script = XRL_SCRIPT_HOSTS, .nkeys = 1, .argc = 5, .argv = a1 },
+	const char *fa[XRL_HOSTS_FIXED] = {
+		[XRL_HOSTS_HOST] = "a", [XRL_HOSTS_RATE] = "90",
+		[XRL_HOSTS_WINDOW_US] = "1000000", [XRL_HOSTS_TTL_MS] = "60000",
 	};
+	const char *fb[XRL_HOSTS_FIXED] = {
+		[XRL_HOSTS_HOST] = "b", [XRL_HOSTS_RATE] = "10",
+		[XRL_HOSTS_WINDOW_US] = "1000000", [XRL_HOSTS_TTL_MS] = "60000",
+	};
+	const char *argv[3][XRL_HOSTS_ARGC];
+	struct xrl_redis r;
+	struct xrl_redis_call c[3] = { 0 };
 	char err[256];
 	double live, sum;
 
 	(void)state;
+	xrl_hosts_build(&c[0], argv[0], "xrl:{t4}:hosts", fa);
+	xrl_hosts_build(&c[1], argv[1], "xrl:{t4}:hosts", fb);
+	xrl_hosts_build(&c[2], argv[2], "xrl:{t4}:hosts", fa);
 	connect_client(&r);
 	assert_int_equal(xrl_redis_run(&r, c, 3, err, sizeof(err)), 0);
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 0, &live), 0);
+	assert_int_equal(xrl_hosts_decode(c[0].reply, &live, &sum), 0);
 	assert_true(live == 1);
-	assert_int_equal(xrl_redis_reply_num(c[2].reply, 0, &live), 0);
-	assert_int_equal(xrl_redis_reply_num(c[2].reply, 1, &sum), 0);
+	assert_int_equal(xrl_hosts_decode(c[2].reply, &live, &sum), 0);
 	assert_true(live == 2);
 	assert_true(sum == 100);   /* host a's share: 90 / 100 */
 	xrl_redis_calls_free(c, 3);
@@ -388,41 +418,54 @@ static void test_hosts(void **state)
  */
 static void test_batch_demand_share(void **state)
 {
-	/* TAT keys, then the demand keys of the sources whose demand goes along */
-	const char *ha[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.7}", "xrl:{t6:198.18.0.6}:d",
-			     "0", "ha", "1000000", "3000000", "10000", "100000", "1", "0",
-			     "5", "0", "900", "1000000" };
-	const char *hb[] = { "xrl:{t6:198.18.0.6}", "xrl:{t6:198.18.0.6}:d", "0", "hb", "1000000",
-			     "3000000", "10000", "100000", "1", "0", "3", "100", "1000000" };
-	struct xrl_redis_call c[2] = {
-		{ .script = XRL_SCRIPT_GCRA, .nkeys = 3, .argc = 15, .argv = ha },
-		{ .script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 13, .argv = hb },
+	/* host a: source 6 with 5 admissions and its demand, source 7 a read without */
+	const struct xrl_gcra_source sa[2] = {
+		{ .key = "xrl:{t6:198.18.0.6}", .n = "5", .demand_key = "xrl:{t6:198.18.0.6}:d",
+		  .demand = "900", .demand_us = "1000000" },
+		{ .key = "xrl:{t6:198.18.0.7}", .n = "0" },
 	};
+	const struct xrl_gcra_source sb[1] = {
+		{ .key = "xrl:{t6:198.18.0.6}", .n = "3", .demand_key = "xrl:{t6:198.18.0.6}:d",
+		  .demand = "100", .demand_us = "1000000" },
+	};
+	const char *fa[XRL_GCRA_FIXED], *fb[XRL_GCRA_FIXED], *argv[2][ARGV_SLOTS];
+	struct xrl_gcra_answer aa[2], ab[1];
+	struct xrl_redis_call c[2] = { 0 };
 	struct xrl_redis r;
-	char err[256];
+	char err[256], nd[2][16];
 	double v;
 
 	(void)state;
+	gcra_fixed(fa, "0", "ha", "1000000", "3000000", "10000", "100000", "0");
+	gcra_fixed(fb, "0", "hb", "1000000", "3000000", "10000", "100000", "0");
+	xrl_gcra_build(&c[0], argv[0], fa, sa, 2, nd[0]);
+	xrl_gcra_build(&c[1], argv[1], fb, sb, 1, nd[1]);
+	/* TAT keys, then the demand keys of the sources whose demand goes along */
+	assert_int_equal(c[0].nkeys, 3);
+	assert_int_equal(c[1].nkeys, 2);
 	connect_client(&r);
 	assert_int_equal(xrl_redis_run(&r, c, 2, err, sizeof(err)), 0);
+	assert_int_equal(xrl_gcra_decode(c[0].reply, sa, 2, false, aa), 0);
 	/* host a, source 6: 5 admissions of 10 ms: 50 ms of debt */
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 0, &v), 0);
+	v = aa[0].debt_us;
 	assert_true(v > 49000 && v <= 50000);
 	/* host a, source 7: a read without demand, nothing spent: only the debt */
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 1, &v), 0);
+	v = aa[1].debt_us;
 	assert_true(v <= 0);
 	/* then source 6's demand: alone so far (share 1, 1 host); nothing for source 7 */
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 2, &v), 0);
+	v = aa[0].share_ppm;
 	assert_true(v == 1000000);
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 3, &v), 0);
+	v = aa[0].live;
 	assert_true(v == 1);
-	assert_int_equal(xrl_redis_reply_num(c[0].reply, 4, &v), -1);
+	assert_true(isnan(aa[1].share_ppm) && isnan(aa[1].live));
+	assert_int_equal(xrl_redis_reply_num(c[0].reply, 4, &v), -1);   /* and nothing more */
 	/* host b, source 6: 8 admissions in all, 80 ms; b holds 100 of 1000 packets/s */
-	assert_int_equal(xrl_redis_reply_num(c[1].reply, 0, &v), 0);
+	assert_int_equal(xrl_gcra_decode(c[1].reply, sb, 1, false, ab), 0);
+	v = ab[0].debt_us;
 	assert_true(v > 79000 && v <= 80000);
-	assert_int_equal(xrl_redis_reply_num(c[1].reply, 1, &v), 0);
+	v = ab[0].share_ppm;
 	assert_true(v > 99900 && v < 100100);   /* ppm */
-	assert_int_equal(xrl_redis_reply_num(c[1].reply, 2, &v), 0);
+	v = ab[0].live;
 	assert_true(v == 2);
 	xrl_redis_calls_free(c, 2);
 	xrl_redis_close(&r);
@@ -435,23 +478,100 @@ static void test_batch_demand_share(void **state)
  */
 static void test_since_per_source(void **state)
 {
-	const char *argv[] = { "xrl:{t7:198.18.0.7}", "xrl:{t7:198.18.0.8}", "0", "", "0",
-			       "3000000", "1000", "50000", "0", "0", "10", "10@1000000" };
-	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 2, .argc = 12, .argv = argv,
+	const struct xrl_gcra_source src[2] = {
+		{ .key = "xrl:{t7:198.18.0.7}", .n = "10" },
+		{ .key = "xrl:{t7:198.18.0.8}", .n = "10@1000000" },
 	};
+	const char *fixed[XRL_GCRA_FIXED], *argv[ARGV_SLOTS];
+	struct xrl_gcra_answer ans[2];
+	struct xrl_redis_call c = { 0 };
 	struct xrl_redis r;
-	char err[256];
+	char err[256], nd[16];
 	double v;
 
 	(void)state;
+	gcra_fixed(fixed, "0", "", "0", "3000000", "1000", "50000", "0");
+	xrl_gcra_build(&c, argv, fixed, src, 2, nd);
 	connect_client(&r);
 	assert_int_equal(xrl_redis_run(&r, &c, 1, err, sizeof(err)), 0);
-	assert_int_equal(xrl_redis_reply_num(c.reply, 0, &v), 0);
+	assert_int_equal(xrl_gcra_decode(c.reply, src, 2, false, ans), 0);
+	v = ans[0].debt_us;
 	assert_true(v > 9000 && v <= 10000);
-	assert_int_equal(xrl_redis_reply_num(c.reply, 1, &v), 0);
+	v = ans[1].debt_us;
 	assert_true(v <= 0);
 	xrl_redis_calls_free(&c, 1);
+	xrl_redis_close(&r);
+}
+
+/*
+ * The scripts read their ARGV by position; the positions are
+ * xrl_script_args.h's. Each script names the count of fixed figures once
+ * ("local F = N"), which must be the header's; every literal index is one
+ * of the fixed figures, each of them is read, and what follows them is
+ * reached through F only (no ARGV[8 + i]).
+ */
+static void check_layout(const char *src, const char *name, int fixed)
+{
+	bool read[64] = { false };
+	const char *p, *f = strstr(src, "\nlocal F = ");
+	int max = 0, i;
+
+	assert_non_null(f);
+	if (atoi(f + strlen("\nlocal F = ")) != fixed)
+		fail_msg("%s.lua: local F = %d, xrl_script_args.h says %d", name,
+			 atoi(f + strlen("\nlocal F = ")), fixed);
+	for (p = strstr(src, "ARGV["); p; p = strstr(p + 1, "ARGV[")) {
+		char *end;
+		long n = strtol(p + 5, &end, 10);
+
+		if (end == p + 5)
+			continue;   /* ARGV[F + i], ARGV[a] */
+		if (*end != ']' || n < 1 || n > fixed)
+			fail_msg("%s.lua reads %.12s: not one of the %d fixed figures of xrl_script_args.h",
+				 name, p, fixed);
+		read[n] = true;
+		max = n > max ? n : max;
+	}
+	assert_int_equal(max, fixed);
+	for (i = 1; i <= fixed; i++)
+		if (!read[i])
+			fail_msg("%s.lua never reads ARGV[%d]", name, i);
+}
+
+static void test_script_layout(void **state)
+{
+	(void)state;
+	check_layout(xrl_script_source[XRL_SCRIPT_GCRA], "gcra", XRL_GCRA_FIXED);
+	check_layout(xrl_script_source[XRL_SCRIPT_HOSTS], "hosts", XRL_HOSTS_FIXED);
+}
+
+/* A call of another size than its layout's is refused by the script, not misread. */
+static void test_wrong_argc_refused(void **state)
+{
+	const struct xrl_gcra_source src = {
+		.key = "xrl:{t8:198.18.0.8}", .n = "1", .demand_key = "xrl:{t8:198.18.0.8}:d",
+		.demand = "10", .demand_us = "1000000",
+	};
+	const char *hf[XRL_HOSTS_FIXED] = { "a", "1", "1000000", "60000" };
+	const char *fixed[XRL_GCRA_FIXED], *argv[2][ARGV_SLOTS];
+	struct xrl_redis_call c[2] = { 0 };
+	struct xrl_redis r;
+	char err[256], nd[16];
+
+	(void)state;
+	gcra_fixed(fixed, "0", "a", "1000000", "3000000", "1000", "50000", "0");
+	xrl_gcra_build(&c[0], argv[0], fixed, &src, 1, nd);
+	assert_int_equal(c[0].argc, xrl_gcra_argc(1, 1));
+	argv[0][c[0].argc++] = "7";   /* one figure more than the layout has */
+	xrl_hosts_build(&c[1], argv[1], "xrl:{t8}:hosts", hf);
+	argv[1][c[1].argc++] = "7";
+	connect_client(&r);
+	assert_int_equal(xrl_redis_run(&r, c, 2, err, sizeof(err)), 0);
+	assert_int_equal(c[0].reply->type, REDIS_REPLY_ERROR);
+	assert_non_null(strstr(c[0].reply->str, "xrl gcra: 12 arguments"));
+	assert_int_equal(c[1].reply->type, REDIS_REPLY_ERROR);
+	assert_non_null(strstr(c[1].reply->str, "xrl hosts: 5 arguments"));
+	xrl_redis_calls_free(c, 2);
 	xrl_redis_close(&r);
 }
 
@@ -459,16 +579,16 @@ static void test_since_per_source(void **state)
 static void test_timeout_when_stopped(void **state)
 {
 	struct xrl_redis r;
-	const char *argv[] = { "xrl:{t5:198.18.0.5}", "0", "", "0", "3000000", "1000", "50000", "0",
-			       "0", "1" };
-	struct xrl_redis_call c = {
-		.script = XRL_SCRIPT_GCRA, .nkeys = 1, .argc = 10, .argv = argv,
-	};
-	char err[256];
+	const struct xrl_gcra_source src = { .key = "xrl:{t5:198.18.0.5}", .n = "1" };
+	const char *fixed[XRL_GCRA_FIXED], *argv[ARGV_SLOTS];
+	struct xrl_redis_call c = { 0 };
+	char err[256], nd[16];
 	__u64 t0, took;
 	int rc;
 
 	(void)state;
+	gcra_fixed(fixed, "0", "", "0", "3000000", "1000", "50000", "0");
+	xrl_gcra_build(&c, argv, fixed, &src, 1, nd);
 	connect_client(&r);
 	r.timeout.tv_sec = 0;
 	r.timeout.tv_usec = 50000;
@@ -585,6 +705,8 @@ int main(void)
 		cmocka_unit_test(test_hosts),
 		cmocka_unit_test(test_batch_demand_share),
 		cmocka_unit_test(test_since_per_source),
+		cmocka_unit_test(test_script_layout),
+		cmocka_unit_test(test_wrong_argc_refused),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};
 

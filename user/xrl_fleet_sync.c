@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A round's exchange with Redis: the calls (built by xrl_script_args.c),
+ * their answers into the pushes and rules, and the connection's state with
+ * its once-per-change logging.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hiredis/hiredis.h>
+
+#include "xrl_fleet_int.h"
+#include "xrl_log.h"
+
+static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
+{
+	static const char *const what[] = {
+		"each host keeps its last known share of every global budget",
+		"global rules limit at their local rate only",
+		"global rules drop everything they match",
+	};
+	char where[300];
+
+	xrl_redis_url_name(&f->redis.url, where, sizeof(where));
+	if (up && !f->redis_up) {
+		if (f->ever_up)
+			xrl_log(XRL_LOG_INFO, "redis %s is back after %.1f s (%lu failed attempts): fleet-wide limits resume",
+				where, (now - f->down_since_ns) / 1e9, f->failed_connects);
+		else
+			xrl_log(XRL_LOG_INFO, "redis %s connected: fleet-wide limits in force", where);
+		f->ever_up = true;
+		f->failed_connects = 0;
+		f->backoff_ns = f->interval_ns / 4;
+		f->share_lost = false;
+	} else if (!up && (f->redis_up || !f->down_since_ns)) {
+		xrl_log(XRL_LOG_WARN, "redis %s %s: %s; --on-redis-failure %s: %s until it answers",
+			where, f->ever_up ? "failed" : "unavailable", why,
+			xrl_fleet_policy_name[f->policy], what[f->policy]);
+		f->down_since_ns = now;
+	}
+	if (!up)
+		snprintf(f->last_error, sizeof(f->last_error), "%s", why);
+	f->redis_up = up;
+}
+
+/* A failed connection or round: logged once per change; the next try after the backoff. */
+static void failed(struct xrl_fleet *f, const char *why)
+{
+	f->failed_connects++;
+	xrl_fleet_count_error(f);
+	set_up(f, false, why, xrl_mono_ns());
+	f->next_connect_ns = xrl_mono_ns() + f->backoff_ns;
+	f->backoff_ns = f->backoff_ns * 2 > f->interval_ns ? f->interval_ns : f->backoff_ns * 2;
+}
+
+/*
+ * Connect when down and the backoff has passed; the backoff doubles up to
+ * one interval. Redis is up only once a round's calls were all answered: a
+ * server that takes the connection and refuses the scripts (out of memory,
+ * read-only replica) is down.
+ */
+void xrl_fleet_ensure_connected(struct xrl_fleet *f, __u64 now)
+{
+	char err[256];
+
+	if (f->redis.c || now < f->next_connect_ns)
+		return;
+	if (xrl_redis_connect(&f->redis, err, sizeof(err)))
+		failed(f, err);
+}
+
+/* The figures of one round, as the scripts take them. */
+struct round_text {
+	char live_us[32], demand_us[32], ttl_ms[32], life_us[32], since_us[32];
+	__u64 since_ns;
+};
+
+/* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
+static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i,
+			const struct round_text *rt)
+{
+	const struct xrl_fleet_push *p = &f->pushes[i];
+	struct xrl_gcra_source *s = &f->sources[i];
+	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
+	size_t len;
+
+	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
+			     sizeof(f->keytext[0]) - 2);
+	/* "n", or "n@since" for a source younger than the round */
+	if (p->since_ns == rt->since_ns)
+		snprintf(a[0], 32, "%llu", (unsigned long long)p->delta);
+	else
+		snprintf(a[0], 32, "%llu@%llu", (unsigned long long)p->delta,
+			 (unsigned long long)p->since_ns / 1000);
+	s->key = key;
+	s->n = a[0];
+	s->demand_key = NULL;
+	if (p->demand < 0)
+		return;
+	len = strlen(key);   /* at most sizeof(keytext[0]) - 3: room for ":d" */
+	memcpy(dkey, key, len);
+	memcpy(dkey + len, ":d", 3);
+	snprintf(a[1], 32, "%lld", (long long)p->demand);
+	snprintf(a[2], 32, "%llu", (unsigned long long)p->demand_ns / 1000);
+	s->demand_key = dkey;
+	s->demand = a[1];
+	s->demand_us = a[2];
+}
+
+/* Calls so far and the argument slots they use. */
+struct sending {
+	int nc;
+	size_t pool;
+};
+
+/* The gcra calls of pushes [0, np): one rule per call, so its figures go once per call. */
+static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
+		     struct sending *s, char *err, size_t errlen)
+{
+	int i, n;
+
+	for (i = 0; i < np; i += n) {
+		__u32 rule = f->pushes[i].rule;
+		const struct xrl_fleet_rule_state *rs = &f->rules[rule];
+		struct xrl_redis_call *c = &f->calls[s->nc];
+		const char *fixed[XRL_GCRA_FIXED] = {
+			[XRL_GCRA_MODE] = "0",
+			[XRL_GCRA_HOST] = f->host_id,
+			[XRL_GCRA_WINDOW_US] = rt->demand_us,
+			[XRL_GCRA_LIFE_US] = rt->life_us,
+			[XRL_GCRA_INTERVAL_US] = rs->interval_us,
+			[XRL_GCRA_SPAN_US] = rs->span_us,
+			[XRL_GCRA_SINCE_US] = rt->since_us,
+		};
+
+		for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule; n++)
+			gcra_source(f, rs, i + n, rt);
+		xrl_gcra_build(c, &f->argpool[s->pool], fixed, &f->sources[i], n, f->argtext[i][3]);
+		s->pool += c->argc;
+		f->call_sources[s->nc] = n;
+		f->call_entry[s->nc++] = i;
+		if (xrl_redis_send(&f->redis, c, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+/* Every global rule's use: one hosts call per rule. */
+static int send_hosts(struct xrl_fleet *f, const struct round_text *rt, struct sending *s,
+		      char *err, size_t errlen)
+{
+	int id;
+
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		const struct xrl_fleet_rule_state *rs = &f->rules[id];
+		struct xrl_redis_call *c = &f->calls[s->nc];
+		char *key = f->keytext[2 * XRL_FLEET_SOURCES + id];
+		const char *fixed[XRL_HOSTS_FIXED] = {
+			[XRL_HOSTS_HOST] = f->host_id,
+			[XRL_HOSTS_RATE] = f->rate_text[id],
+			[XRL_HOSTS_WINDOW_US] = rt->live_us,
+			[XRL_HOSTS_TTL_MS] = rt->ttl_ms,
+		};
+
+		if (!rs->global)
+			continue;
+		snprintf(key, sizeof(f->keytext[0]), "xrl:{%s}:hosts", rs->name);
+		snprintf(f->rate_text[id], sizeof(f->rate_text[id]), "%.3f", rs->rate_ewma);
+		xrl_hosts_build(c, &f->argpool[s->pool], key, fixed);
+		s->pool += c->argc;
+		f->call_entry[s->nc++] = -1 - id;
+		if (xrl_redis_send(&f->redis, c, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+/* A gcra call's answers into its pushes: debts, and shares where the demand went along. */
+static void take_gcra(struct xrl_fleet *f, int call, const redisReply *rep)
+{
+	struct xrl_gcra_answer ans[XRL_FLEET_BATCH];
+	int first = f->call_entry[call], n = f->call_sources[call], j;
+
+	xrl_gcra_decode(rep, &f->sources[first], n, false, ans);
+	for (j = 0; j < n; j++) {
+		struct xrl_fleet_push *p = &f->pushes[first + j];
+		double share = ans[j].share_ppm / 1e6;
+
+		if (isnan(ans[j].debt_us))
+			break;
+		p->debt_us = ans[j].debt_us;
+		if (isnan(ans[j].share_ppm) || isnan(ans[j].live))
+			continue;
+		p->share = share > 0 && share <= 1 ? share : 1;
+		p->live = ans[j].live > 0 ? (__u32)ans[j].live : 1;
+	}
+}
+
+/* A hosts call's answer into its rule: hosts, and this host's share of their use. */
+static void take_hosts(struct xrl_fleet *f, int call, const redisReply *rep)
+{
+	struct xrl_fleet_rule_state *rs = &f->rules[-1 - f->call_entry[call]];
+	double live, sum;
+
+	if (xrl_hosts_decode(rep, &live, &sum))
+		return;
+	pthread_mutex_lock(&f->lock);
+	rs->hosts = live > 0 ? (__u32)live : 1;
+	rs->share = rs->rate_ewma > 0 && sum > 0 ? rs->rate_ewma / sum : 1.0 / rs->hosts;
+	if (rs->share > 1)
+		rs->share = 1;
+	pthread_mutex_unlock(&f->lock);
+}
+
+/*
+ * Read the nc replies a chunk at a time, writing the floors of the chunks
+ * before while Redis works on the next one. 0, or -1 with err set.
+ */
+static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floor_err,
+			char *err, size_t errlen)
+{
+	int floors_done = 0, i, e;
+
+	for (i = 0; i < nc; i++) {
+		const redisReply *rep;
+
+		if (i % XRL_FLEET_RECV_CHUNK == 0) {
+			int k = nc - i < XRL_FLEET_RECV_CHUNK ? nc - i : XRL_FLEET_RECV_CHUNK;
+			int upto = f->call_entry[i] >= 0 ? f->call_entry[i] : np;
+
+			if ((e = xrl_fleet_put_floors(f, floors_done, upto, t0, xrl_mono_ns())))
+				*floor_err = e;
+			floors_done = upto;
+			if (xrl_redis_recv(&f->redis, &f->calls[i], k, err, errlen))
+				return -1;
+		}
+		rep = f->calls[i].reply;
+		if (rep->type == REDIS_REPLY_ERROR) {
+			/*
+			 * Out of memory, a read-only replica, a foreign key type:
+			 * Redis is failing, whatever the cause. The round fails
+			 * (once-per-change logging, the failure policy, the metric);
+			 * the connection goes, replies still in it with it.
+			 */
+			snprintf(err, errlen, "script call refused: %s", rep->str);
+			return -1;
+		}
+		if (f->call_entry[i] >= 0)
+			take_gcra(f, i, rep);
+		else
+			take_hosts(f, i, rep);
+	}
+	if ((e = xrl_fleet_put_floors(f, floors_done, np, t0, xrl_mono_ns())))
+		*floor_err = e;
+	return 0;
+}
+
+static int pushes_by_rule(const void *a, const void *b)
+{
+	const struct xrl_fleet_push *x = a, *y = b;
+
+	if (x->rule != y->rule)
+		return x->rule < y->rule ? -1 : 1;
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+static void round_text(const struct xrl_fleet *f, __u64 since_ns, struct round_text *rt)
+{
+	rt->since_ns = since_ns;
+	snprintf(rt->live_us, sizeof(rt->live_us), "%llu",
+		 (unsigned long long)xrl_fleet_live_window_ns(f) / 1000);
+	/* demand comes once a second at most: a host's counts while it reported within 3 */
+	snprintf(rt->demand_us, sizeof(rt->demand_us), "%llu",
+		 (unsigned long long)xrl_fleet_demand_window_ns(f) / 1000);
+	snprintf(rt->ttl_ms, sizeof(rt->ttl_ms), "%d", 120000);
+	snprintf(rt->life_us, sizeof(rt->life_us), "%llu", XRL_FLEET_TAT_LIFE_NS / 1000);
+	snprintf(rt->since_us, sizeof(rt->since_us), "%llu", (unsigned long long)since_ns / 1000);
+}
+
+/*
+ * Report the pushes (XRL_FLEET_BATCH keys per call) and every global rule's
+ * use to Redis, fill in each push's answer and write its floor. false when
+ * Redis failed: the caller then writes every floor by the failure policy.
+ * *floor_err: a floor could not be written.
+ */
+bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns, int *floor_err)
+{
+	struct sending s = { 0 };
+	struct round_text rt;
+	char err[256];
+
+	round_text(f, since_ns, &rt);
+	qsort(f->pushes, np, sizeof(*f->pushes), pushes_by_rule);
+	if (send_gcra(f, np, &rt, &s, err, sizeof(err)))
+		goto failed;
+	f->answering = true;   /* until a call is refused: floors from the answers */
+	if (send_hosts(f, &rt, &s, err, sizeof(err)) ||
+	    read_replies(f, s.nc, np, t0, floor_err, err, sizeof(err)))
+		goto failed;
+	xrl_redis_calls_free(f->calls, s.nc);
+	f->answering = false;
+	f->last_ok_ns = xrl_mono_ns();
+	set_up(f, true, NULL, f->last_ok_ns);
+	return true;
+failed:
+	f->answering = false;
+	xrl_redis_calls_free(f->calls, s.nc);
+	xrl_redis_close(&f->redis);
+	failed(f, err);
+	return false;
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Builders and decoders of the Lua scripts' calls (layout: xrl_script_args.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xrl_script_args.h"
+
+void xrl_gcra_build(struct xrl_redis_call *c, const char **argv,
+		    const char *const fixed[XRL_GCRA_FIXED], const struct xrl_gcra_source *src,
+		    int n, char nd_text[16])
+{
+	int nd = 0, j, head, per_src, per_dem;
+
+	for (j = 0; j < n; j++)
+		nd += src[j].demand_key != NULL;
+	head = n + nd;
+	per_src = head + XRL_GCRA_FIXED;
+	per_dem = per_src + n * XRL_GCRA_PER_SOURCE;
+	for (j = 0; j < XRL_GCRA_FIXED; j++)
+		argv[head + j] = fixed[j];
+	snprintf(nd_text, 16, "%d", nd);
+	argv[head + XRL_GCRA_ND] = nd_text;
+	for (j = 0, nd = 0; j < n; j++) {
+		argv[j] = src[j].key;
+		argv[per_src + j] = src[j].n;
+		if (!src[j].demand_key)
+			continue;
+		argv[n + nd] = src[j].demand_key;
+		argv[per_dem + XRL_GCRA_PER_DEMAND * nd] = src[j].demand;
+		argv[per_dem + XRL_GCRA_PER_DEMAND * nd + 1] = src[j].demand_us;
+		nd++;
+	}
+	c->script = XRL_SCRIPT_GCRA;
+	c->nkeys = head;
+	c->argc = xrl_gcra_argc(n, nd);
+	c->argv = argv;
+}
+
+/* Per source the debt, in take mode then per source the grant, then two per demand key. */
+int xrl_gcra_decode(const struct redisReply *rep, const struct xrl_gcra_source *src, int n,
+		    bool take, struct xrl_gcra_answer *out)
+{
+	size_t at = take ? 2 * (size_t)n : (size_t)n;
+	int j;
+
+	for (j = 0; j < n; j++)
+		out[j].debt_us = out[j].granted = out[j].share_ppm = out[j].live = NAN;
+	for (j = 0; j < n; j++) {
+		double debt, granted, share, live;
+
+		if (xrl_redis_reply_num(rep, j, &debt))
+			return -1;
+		out[j].debt_us = debt;
+		if (take) {
+			if (xrl_redis_reply_num(rep, n + j, &granted))
+				return -1;
+			out[j].granted = granted;
+		}
+		if (!src[j].demand_key)
+			continue;
+		if (xrl_redis_reply_num(rep, at++, &share) || xrl_redis_reply_num(rep, at++, &live))
+			return -1;
+		out[j].share_ppm = share;
+		out[j].live = live;
+	}
+	return 0;
+}
+
+void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *key,
+		     const char *const fixed[XRL_HOSTS_FIXED])
+{
+	argv[0] = key;
+	memcpy(&argv[1], fixed, XRL_HOSTS_FIXED * sizeof(*argv));
+	c->script = XRL_SCRIPT_HOSTS;
+	c->nkeys = 1;
+	c->argc = XRL_HOSTS_ARGC;
+	c->argv = argv;
+}
+
+int xrl_hosts_decode(const struct redisReply *rep, double *live, double *rate_sum)
+{
+	return xrl_redis_reply_num(rep, 0, live) || xrl_redis_reply_num(rep, 1, rate_sum) ? -1 : 0;
+}

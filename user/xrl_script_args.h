@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one definition of the Lua scripts' argument layout (user/lua/ (gcra.lua, hosts.lua)
+ * read their ARGV by these positions), with the builder of each call and
+ * the decoder of its reply, shared by the daemon and test_redis.
+ */
+#ifndef XRL_SCRIPT_ARGS_H
+#define XRL_SCRIPT_ARGS_H
+
+#include <stdbool.h>
+#include "xrl_redis.h"
+
+/*
+ * gcra.lua. KEYS: n TAT keys, then nd demand keys. ARGV: these fixed
+ * figures, then XRL_GCRA_PER_SOURCE per source, then XRL_GCRA_PER_DEMAND
+ * per demand key. (Indices from 0 here; Lua's ARGV[i + 1].)
+ */
+enum xrl_gcra_arg {
+	XRL_GCRA_MODE = 0,      /* "1" take all or nothing, "0" record admissions made */
+	XRL_GCRA_HOST,
+	XRL_GCRA_WINDOW_US,     /* how long a host's demand counts */
+	XRL_GCRA_LIFE_US,       /* a TAT's life past its time */
+	XRL_GCRA_INTERVAL_US,   /* the rule's µs per token */
+	XRL_GCRA_SPAN_US,       /* burst x interval */
+	XRL_GCRA_ND,            /* demand keys after the TAT keys (the builder counts them) */
+	XRL_GCRA_SINCE_US,      /* how far back the admissions go, unless a source says */
+	XRL_GCRA_FIXED,         /* the number of fixed figures */
+};
+#define XRL_GCRA_PER_SOURCE 1   /* "n" or "n@since_us" */
+#define XRL_GCRA_PER_DEMAND 2   /* packets seen, the µs they cover */
+
+/* hosts.lua. KEYS: the rule's hosts hash. ARGV: these. */
+enum xrl_hosts_arg {
+	XRL_HOSTS_HOST = 0,
+	XRL_HOSTS_RATE,         /* this host's admissions per second for the rule */
+	XRL_HOSTS_WINDOW_US,    /* how long a host counts as live */
+	XRL_HOSTS_TTL_MS,       /* the key's life */
+	XRL_HOSTS_FIXED,
+};
+
+/* Argument slots (keys and ARGV) of a gcra call of n sources, nd with demand. */
+static inline int xrl_gcra_argc(int n, int nd)
+{
+	return n + nd + XRL_GCRA_FIXED + n * XRL_GCRA_PER_SOURCE + nd * XRL_GCRA_PER_DEMAND;
+}
+#define XRL_HOSTS_ARGC (1 + XRL_HOSTS_FIXED)
+
+/* One source of a gcra call; demand_key NULL: its demand does not go along. */
+struct xrl_gcra_source {
+	const char *key;
+	const char *n;          /* admissions, or "n@since_us" */
+	const char *demand_key;
+	const char *demand;     /* packets seen (admitted and refused) */
+	const char *demand_us;  /* over how long */
+};
+
+/* One source's answer; NAN where the reply has none. */
+struct xrl_gcra_answer {
+	double debt_us;         /* TAT - now */
+	double granted;         /* take mode */
+	double share_ppm;       /* with demand: this host's share of it */
+	double live;            /* with demand: hosts that reported it lately */
+};
+
+/*
+ * Build a gcra call of the n sources into argv (xrl_gcra_argc() slots):
+ * fixed[] by enum xrl_gcra_arg, but fixed[XRL_GCRA_ND], which the builder
+ * writes into nd_text and points at. c->reply is left alone.
+ */
+void xrl_gcra_build(struct xrl_redis_call *c, const char **argv,
+		    const char *const fixed[XRL_GCRA_FIXED], const struct xrl_gcra_source *src,
+		    int n, char nd_text[16]);
+/*
+ * The answers of a gcra call built from the same sources. Read in order and
+ * stopping at the first figure missing (the rest stay NAN). 0 when all were
+ * there, -1 otherwise.
+ */
+int xrl_gcra_decode(const struct redisReply *rep, const struct xrl_gcra_source *src, int n,
+		    bool take, struct xrl_gcra_answer *out);
+
+/* A hosts call into argv (XRL_HOSTS_ARGC slots): fixed[] by enum xrl_hosts_arg. */
+void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *key,
+		     const char *const fixed[XRL_HOSTS_FIXED]);
+/* Live hosts and the sum of their rates; 0, or -1 when the reply lacks them. */
+int xrl_hosts_decode(const struct redisReply *rep, double *live, double *rate_sum);
+
+#endif /* XRL_SCRIPT_ARGS_H */
