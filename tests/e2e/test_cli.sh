@@ -536,6 +536,9 @@ xa rule list | head -1 | grep -qw NEW || why+=("rule list header has no NEW colu
 xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].new_refused == 0' >/dev/null ||
 	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
 xa stats | grep -qF "10.2.0.0/16: 0 packets of new sources refused by --new-sources" || why+=("stats text has no new-source line")
+xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].sources_created == 0' >/dev/null ||
+	why+=("stats --json has no sources_created 0: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
+xa stats | grep -qF "10.2.0.0/16: 0 sources given a bucket" || why+=("stats text has no sources-created line")
 verdict "--new-sources 6000/m: burst defaults to 100; rule list, rule save and stats show it" "${why[@]}"
 must "$A" rule del 10.2.0.0/16
 must "$A" rule add 10.2.0.0/16 --rate 10 --total 1000/m --per 24
