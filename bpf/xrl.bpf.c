@@ -739,6 +739,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
  */
 #define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
 	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
+	struct xrl_rule_stats *rs;							\
 	struct xrl_bstate nb;								\
 	__u32 i, v = WAYS;								\
 	int pass;									\
@@ -775,6 +776,9 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	__sync_val_compare_and_swap(&ENT(v).key, XRL_KEY_BUSY,				\
 				    xrl_key_with_version(want, r->version));		\
 	gs->sources_created++;								\
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);				\
+	if (rs)										\
+		rs->created++;								\
 	return pass
 
 __noinline int xrl_insert4(struct xrl_set4 *set, const struct xrl_rule *r, struct xrl_dargs *d,

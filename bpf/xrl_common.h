@@ -285,6 +285,7 @@ struct xrl_rule_stats {
 	__u64 dropped_bytes;
 	__u64 new_refused;    /* sources refused a bucket by the new-source budget (also in dropped) */
 	__u64 total_refused;  /* packets within their source's limit refused by the cap (--total; also in dropped) */
+	__u64 created;        /* buckets inserted for this rule's sources (its share of sources_created) */
 };
 
 /* Global counters, per CPU. */

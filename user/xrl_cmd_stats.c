@@ -100,6 +100,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			      "dropped_bytes", (json_int_t)s.dropped_bytes);
 		json_object_set_new(r, "new_refused", json_integer((json_int_t)s.new_refused));
 		json_object_set_new(r, "total_refused", json_integer((json_int_t)s.total_refused));
+		json_object_set_new(r, "sources_created", json_integer((json_int_t)s.created));
 		json_array_append_new(rules, r);
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -148,6 +149,15 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			printf("%-40s %-6s %10s %10s %10s %10s\n",
 			       json_string_value(json_object_get(r, "match")),
 			       json_string_value(json_object_get(r, "action")), p, dr, pb, db);
+		}
+		for (i = 0; i < n; i++) {
+			char cr[32];
+
+			if (defs[i].action != XRL_ACT_LIMIT)
+				continue;
+			xrl_fmt_count((double)rs[i].created, cr, sizeof(cr));
+			printf("%s: %s sources given a bucket\n",
+			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), cr);
 		}
 		for (i = 0; i < n; i++) {
 			char nr[32];

@@ -51,6 +51,32 @@ static int top_check(struct xrl_ctx *ctx, const struct top_opts *o, double *secs
 	return o->watch ? xrl_watch_usable(ctx, "top") : 0;
 }
 
+/*
+ * A line per rule with --new-sources whose budget has refused new sources
+ * since the rule was made (new_refused > 0): the drops of a spoofed-source
+ * flood are spread over so many sources that none may show in the table.
+ */
+static void top_newsrc_lines(const struct xrl_maps *m, const struct xrl_rule_def *defs,
+			     const __u32 *ids, int nd)
+{
+	static struct xrl_rule_stats rs[XRL_MAX_RULES];
+	int j;
+
+	if (xrl_read_rule_stats_many(m, ids, nd, rs))
+		return;   /* the table above is still true: the hint alone is left out */
+	for (j = 0; j < nd; j++) {
+		char rule[192], nr[32];
+
+		if (!(defs[j].flags & XRL_F_NEWSRC) || !rs[j].new_refused)
+			continue;
+		xrl_rule_format_match(&defs[j], rule, sizeof(rule));
+		xrl_fmt_count((double)rs[j].new_refused, nr, sizeof(nr));
+		printf("rule %s: %s packets of new sources refused (budget %llu/%s): a spoofed-source flood?\n",
+		       rule, nr, (unsigned long long)defs[j].new_rate,
+		       defs[j].new_period == 3600 ? "h" : defs[j].new_period == 60 ? "m" : "s");
+	}
+}
+
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
@@ -125,6 +151,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	else {
 		if (!shown)
 			printf("(no source dropped in the last %llu s)\n", XRL_TOP_RECENT_NS / 1000000000ULL);
+		top_newsrc_lines(&m, defs, ids, nd);
 		json_decref(arr);
 	}
 	free(top);

@@ -488,6 +488,7 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].dropped_bytes += v->dropped_bytes;
 			out[i].new_refused += v->new_refused;
 			out[i].total_refused += v->total_refused;
+			out[i].created += v->created;
 		}
 	}
 	free(all);

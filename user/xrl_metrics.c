@@ -240,6 +240,20 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		xrl_metrics_label(f, ",", "rule", match);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].new_refused);
 	}
+	xrl_metrics_family(f, "xrl_rule_sources_created_total", "counter",
+	       "Buckets created for new sources of each limit rule (its share of "
+	       "xrl_sources_created_total).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (s->defs[i].action != XRL_ACT_LIMIT)
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_rule_sources_created_total", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].created);
+	}
 	xrl_metrics_family(f, "xrl_total_refused_total", "counter",
 	       "Packets within their source's limit dropped by their rule's aggregate cap "
 	       "(--total; also counted as dropped).");

@@ -15,7 +15,7 @@ struct rule_row {
 	__u32 id;
 	struct xrl_rule_def def;
 	struct xrl_rule_stats s;
-	double pass, drop, pass_b, drop_b;   /* per second */
+	double pass, drop, pass_b, drop_b, created, refused;   /* per second */
 };
 
 /* A rule at the previous reading, by id. */
@@ -95,6 +95,8 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 		r->drop = xrl_watch_rate(before.dropped, r->s.dropped, st->secs);
 		r->pass_b = xrl_watch_rate(before.passed_bytes, r->s.passed_bytes, st->secs);
 		r->drop_b = xrl_watch_rate(before.dropped_bytes, r->s.dropped_bytes, st->secs);
+		r->created = xrl_watch_rate(before.created, r->s.created, st->secs);
+		r->refused = xrl_watch_rate(before.new_refused, r->s.new_refused, st->secs);
 	}
 	memset(st->prev, 0, sizeof(st->prev));
 	for (i = 0; i < n; i++) {
@@ -165,27 +167,46 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		       "malformed %s, non-IP %s, no rule %s; sources: %ld tracked (capacity %u per family), evicted %s",
 		       a, b, c, st->sources, st->capacity, ev);
 	xrl_frame_line(f, XRL_FRAME_PLAIN, "%s", "");
-	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s %10s %10s %8s %8s  %-6s %s", "DROP/s", "PASS/s",
-		       "DROP B/s", "PASS B/s", "DROPPED", "PASSED", "ACTION", "RULE");
+	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s %10s %10s %8s %8s %8s  %-6s %s", "DROP/s", "PASS/s",
+		       "DROP B/s", "PASS B/s", "NEW/s", "DROPPED", "PASSED", "ACTION", "RULE");
 	if (!st->n)
 		xrl_frame_line(f, XRL_FRAME_PLAIN, "(no rules: add one with 'xrl%s%s rule add')",
 			       strcmp(ctx->instance, "default") ? " --instance " : "",
 			       strcmp(ctx->instance, "default") ? ctx->instance : "");
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
 		const struct rule_row *r = &st->rows[i];
-		char dr[32] = "-", pr[32] = "-", dbr[32] = "-", pbr[32] = "-", dt[32], pt[32], match[192];
+		char dr[32] = "-", pr[32] = "-", dbr[32] = "-", pbr[32] = "-", nw[32] = "-", dt[32], pt[32];
+		char match[192];
 
 		if (st->rates) {
 			xrl_fmt_count(r->drop, dr, sizeof(dr));
 			xrl_fmt_count(r->pass, pr, sizeof(pr));
 			xrl_fmt_bytes(r->drop_b, dbr, sizeof(dbr));
 			xrl_fmt_bytes(r->pass_b, pbr, sizeof(pbr));
+			if (r->def.action == XRL_ACT_LIMIT)
+				xrl_fmt_count(r->created, nw, sizeof(nw));
 		}
 		xrl_fmt_count((double)r->s.dropped, dt, sizeof(dt));
 		xrl_fmt_count((double)r->s.passed, pt, sizeof(pt));
 		xrl_rule_format_match(&r->def, match, sizeof(match));
-		xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %10s %10s %8s %8s  %-6s %s", dr, pr, dbr, pbr,
-			       dt, pt, xrl_action_name(r->def.action), match);
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %10s %10s %8s %8s %8s  %-6s %s", dr, pr, dbr,
+			       pbr, nw, dt, pt, xrl_action_name(r->def.action), match);
+	}
+	/* below the table, so its rows stay one a rule: new sources refused by --new-sources */
+	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
+		const struct rule_row *r = &st->rows[i];
+		char nr[32], match[192];
+
+		if (!(r->def.flags & XRL_F_NEWSRC))
+			continue;
+		if (st->rates) {
+			xrl_fmt_count(r->refused, nr, sizeof(nr));
+			strncat(nr, "/s", sizeof(nr) - strlen(nr) - 1);
+		} else {
+			xrl_fmt_count((double)r->s.new_refused, nr, sizeof(nr));
+		}
+		xrl_rule_format_match(&r->def, match, sizeof(match));
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources)", match, nr);
 	}
 }
 

@@ -536,6 +536,9 @@ xa rule list | head -1 | grep -qw NEW || why+=("rule list header has no NEW colu
 xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].new_refused == 0' >/dev/null ||
 	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
 xa stats | grep -qF "10.2.0.0/16: 0 packets of new sources refused by --new-sources" || why+=("stats text has no new-source line")
+xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].sources_created == 0' >/dev/null ||
+	why+=("stats --json has no sources_created 0: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
+xa stats | grep -qF "10.2.0.0/16: 0 sources given a bucket" || why+=("stats text has no sources-created line")
 verdict "--new-sources 6000/m: burst defaults to 100; rule list, rule save and stats show it" "${why[@]}"
 must "$A" rule del 10.2.0.0/16
 must "$A" rule add 10.2.0.0/16 --rate 10 --total 1000/m --per 24
@@ -742,6 +745,25 @@ sed 's/^/        | /' "$XRLT_TMP/o"
 xa --json status >"$XRLT_TMP/status2.json"
 [ "$(jq '.[0].sources' "$XRLT_TMP/status2.json")" = 3 ] && ok "status --json: 3 sources tracked (flood, byte-limited, IPv6 /64)" ||
 	bad "status --json: sources $(jq '.[0].sources' "$XRLT_TMP/status2.json"), expected 3"
+# new sources over a --new-sources budget: 10 sources of 5 frames, burst 2 -> 2
+# sources given a bucket, 8 x 5 frames refused; top says so, stats counts them
+xr "$A" top
+grep -q "new sources refused" "$XRLT_TMP/o" && bad "top: a new-source line with no --new-sources rule: $(grep 'new sources' "$XRLT_TMP/o")" ||
+	ok "top: no new-source line before any refusal"
+must "$A" rule add 198.18.5.0/24 --rate 100/s --burst 10 --new-sources 1/h --new-burst 2
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	send a "198.18.5.$i" 5 "newsrc$i"
+done
+sleep 0.1
+why=()
+xa --json stats | jqe '[.rules[] | select(.prefix == "198.18.5.0/24")] | .[0].sources_created == 2 and .[0].new_refused == 40 and .[0].dropped == 40' >/dev/null ||
+	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "198.18.5.0/24")')")
+xa stats | grep -qF "198.18.5.0/24: 2 sources given a bucket" || why+=("stats text: $(xa stats | grep 198.18.5.0/24)")
+xr "$A" top
+[ "$RC" = 0 ] && grep -qxF "rule 198.18.5.0/24: 40 packets of new sources refused (budget 1/h): a spoofed-source flood?" "$XRLT_TMP/o" ||
+	why+=("top (exit $RC): $(grep -F 198.18.5 "$XRLT_TMP/o" || echo 'no line for the rule')")
+verdict "--new-sources 1/h burst 2, 10 new sources: 2 created, 40 refused; stats and top say so" "${why[@]}"
+must "$A" rule del 198.18.5.0/24
 
 # ================================================================ 5. two instances
 section "5. two instances on two veth pairs"

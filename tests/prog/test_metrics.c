@@ -366,7 +366,7 @@ static void test_counters_match_maps(void **state)
 	assert_int_equal(value(text, "xrl_malformed_judged_packets_total{instance=\"" INST "\"}"),
 			 g.malformed_judged);
 	assert_int_equal(value(text, "xrl_vlan_deep_packets_total{instance=\"" INST "\"}"), g.vlan_deep);
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 21);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 22);
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);
@@ -483,6 +483,11 @@ static void test_new_sources_refused(void **state)
 	assert_int_equal(rs.new_refused, 5);
 	assert_int_equal(value(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"), 5);
 	assert_null(strstr(text, "xrl_new_sources_refused_total{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"));
+	/* buckets created per rule: 2 admitted of 7 new sources, 3 of 5 (the cap refuses, the bucket stays), none */
+	assert_int_equal(rs.created, 2);
+	assert_int_equal(value(text, "xrl_rule_sources_created_total{instance=\"" INST "\",rule=\"10.0.0.0/8\"}"), 2);
+	assert_int_equal(value(text, "xrl_rule_sources_created_total{instance=\"" INST "\",rule=\"10.2.0.0/16\"}"), 5);
+	assert_int_equal(value(text, "xrl_rule_sources_created_total{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"), 0);
 	assert_promtool_ok(text);
 	free(text);
 	xrl_tl_close(&t);
@@ -882,6 +887,11 @@ static void test_equals_stats_json(void **state)
 			snprintf(s, sizeof(s), "%s{instance=\"%s\",rule=\"%s\",action=\"%s\"}", f[k].name,
 				 inst, match, f[k].action);
 			assert_int_equal(value(text, s), jint(r, f[k].key));
+		}
+		if (!strcmp(json_string_value(json_object_get(r, "action")), "limit")) {
+			snprintf(s, sizeof(s), "xrl_rule_sources_created_total{instance=\"%s\",rule=\"%s\"}",
+				 inst, match);
+			assert_int_equal(value(text, s), jint(r, "sources_created"));
 		}
 	}
 	json_decref(j);

@@ -486,6 +486,40 @@ static void test_rule_cache(void **state)
 	}
 }
 
+/*
+ * Each rule counts the buckets created for its sources (created): N new
+ * sources of one rule, N exactly there and 0 in the other; a source seen
+ * again creates nothing; evicted sources created again count again.
+ */
+static void test_rule_created(void **state)
+{
+	static const char *const r[] = {
+		"100.64.0.0/10 --rate 10/s --burst 10",
+		"203.0.113.0/24 --rate 10/s",
+		NULL,
+	};
+	struct xrl_tl t;
+	char src[32];
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	xrl_tl_set_clock(&t, 41000 * SEC_NS);
+	for (i = 0; i < 2000; i++) {
+		struct xrl_pkt_spec s = { .family = 4, .src = src };
+
+		snprintf(src, sizeof(src), "100.64.%d.%d", i / 250, i % 250 + 1);
+		assert_int_equal(run_spec(&t, &s), XDP_PASS);
+		if (i % 4 == 0)
+			assert_int_equal(run_spec(&t, &s), XDP_PASS);   /* seen again: no new bucket */
+	}
+	assert_int_equal(rstats(&t, "100.64.0.0/10").created, 2000);
+	assert_int_equal(rstats(&t, "203.0.113.0/24").created, 0);
+	assert_int_equal(gstats(&t).sources_created, 2000);
+	xrl_tl_close(&t);
+}
+
 /* A full LRU table evicts the idlest source; evictions show in the arithmetic. */
 static void test_evictions(void **state)
 {
@@ -584,6 +618,9 @@ static void test_new_sources(void **state)
 	assert_int_equal(rs.passed, 3 + 10 + 60);
 	g = gstats(&t);
 	assert_int_equal(g.sources_created, 13);
+	/* the rule's share: the admitted sources only, none refused; the other rule none */
+	assert_int_equal(rs.created, 13);
+	assert_int_equal(rstats(&t, "2001:db8:5::/48").created, 0);
 	/* an established source over its own limit is dropped by its bucket, not the budget */
 	for (pass = 0, i = 0; i < 20; i++)
 		pass += newsrc_pkt(&t, 4, 0) == XDP_PASS;
@@ -600,6 +637,8 @@ static void test_new_sources(void **state)
 		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
 	assert_int_equal(pass, 1);
 	assert_int_equal(rstats(&t, "2001:db8:5::/48").new_refused, 3 + 4);
+	assert_int_equal(rstats(&t, "2001:db8:5::/48").created, 3);
+	assert_int_equal(rstats(&t, "198.51.100.0/22").created, 13);
 	assert_int_equal(xrl_count_sources(&t.maps), 13 + 3);
 
 	/* a new version of the rule restarts its budget full: 3 new sources at once again */
@@ -893,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_rule_cache),
 		cmocka_unit_test(test_evictions),
 		cmocka_unit_test(test_new_sources),
+		cmocka_unit_test(test_rule_created),
 		cmocka_unit_test(test_total_cap),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_abuser_held_under_stream),
