@@ -39,7 +39,7 @@ run_suite() { # NAME CMD...
 }
 
 # the build's own checks (headers of the BPF programs)
-for t in tests/build/test_*.sh; do
+for t in tests/checks/test_*.sh; do
 	run_suite "$t" bash "$t"
 done
 # the test programs the Makefile built (its UNIT_TESTS, PROG_TESTS, REDIS_TESTS)

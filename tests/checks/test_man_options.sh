@@ -8,7 +8,7 @@
 # options in its .SS heading and its .TP tags (COMMANDS, ".SS stats ..."). The check runs on the real files, then on copies with one
 # side edited alone (an option dropped from, or added to, the man page or a
 # table), which it must refuse.
-#   bash tests/build/test_man_options.sh   (XRL=path/to/xrl; default build/xrl)
+#   bash tests/checks/test_man_options.sh   (XRL=path/to/xrl; default build/xrl)
 # Last line: "N passed, M failed".
 set -u
 export LC_ALL=C   # sort and comm agree on the order

@@ -3,7 +3,7 @@
 # make deb writes in the package): valid for dpkg, and ordered as the
 # releases are (a build after a tag sorts after it and before the next one;
 # a release candidate before its release).
-#   bash tests/build/test_deb_version.sh
+#   bash tests/checks/test_deb_version.sh
 # Last line: "N passed, M failed".
 set -u
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -4,7 +4,7 @@
 # subcommands, each command's options and their fixed choices, from the
 # tables: bash runs with the script sourced, COMP_WORDS/COMP_CWORD set as
 # bash sets them, the function called, COMPREPLY checked.
-#   bash tests/build/test_completion.sh   (XRL=path/to/xrl; default build/xrl)
+#   bash tests/checks/test_completion.sh   (XRL=path/to/xrl; default build/xrl)
 # Last line: "N passed, M failed".
 set -u
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
