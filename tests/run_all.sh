@@ -38,7 +38,7 @@ run_suite() { # NAME CMD...
 	[ "$rc" = 0 ] || failed_suites+=("$name")
 }
 
-# the build's own checks (headers of the BPF programs)
+# the tree's own checks (tests/checks: BPF headers, man page against the tables, completion, Debian versions)
 for t in tests/checks/test_*.sh; do
 	run_suite "$t" bash "$t"
 done
