@@ -814,9 +814,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		gs->insert_failed++;
 		return 0;
 	}
-	/* every way tested without a branch: hit is the matching way + 1 (0: none) */
-	for (i = 0; i < XRL_WAYS4; i++)
-		hit |= xrl_way_hit(set->w[i].key, want, i);
+	hit = xrl_set4_hit(set, want);
 	if (hit) {
 		i = (__u32)(hit - 1);
 		if (i >= XRL_WAYS4)

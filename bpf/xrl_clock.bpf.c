@@ -85,45 +85,37 @@ struct {
 __u32 xrl_bench_nsrc = 1;   /* addresses in use, 1..XRL_BENCH_MAX_SRCS */
 __u32 xrl_bench_pos;        /* next one */
 
-SEC("xdp")
-int xrl_srcwalk(struct xdp_md *ctx)
+/* The next source address into the frame at off, then on to the program under test. */
+static __always_inline int xrl_srcwalk_at(struct xdp_md *ctx, __u32 off)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 pos = xrl_bench_pos;
 	__u64 *src;
 
-	if (data + XRL_BENCH_SADDR_OFF + 4 > data_end)
+	if (data + off + 4 > data_end)
 		return XDP_ABORTED;
 	src = bpf_map_lookup_elem(&xrl_bench_srcs, &pos);
 	if (!src)
 		return XDP_ABORTED;
-	*(__u32 *)(data + XRL_BENCH_SADDR_OFF) = (__u32)*src;
+	*(__u32 *)(data + off) = (__u32)*src;
 	pos++;
 	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
 	bpf_tail_call(ctx, &xrl_bench_next, 0);
 	return XDP_ABORTED;   /* empty slot */
 }
 
+SEC("xdp")
+int xrl_srcwalk(struct xdp_md *ctx)
+{
+	return xrl_srcwalk_at(ctx, XRL_BENCH_SADDR_OFF);
+}
+
 /* The same for an IPv6 frame: the address goes into the source's last 32 bits. */
 SEC("xdp")
 int xrl_srcwalk6(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u32 pos = xrl_bench_pos;
-	__u64 *src;
-
-	if (data + XRL_BENCH_SADDR6_OFF + 4 > data_end)
-		return XDP_ABORTED;
-	src = bpf_map_lookup_elem(&xrl_bench_srcs, &pos);
-	if (!src)
-		return XDP_ABORTED;
-	*(__u32 *)(data + XRL_BENCH_SADDR6_OFF) = (__u32)*src;
-	pos++;
-	xrl_bench_pos = pos < xrl_bench_nsrc ? pos : 0;
-	bpf_tail_call(ctx, &xrl_bench_next, 0);
-	return XDP_ABORTED;   /* empty slot */
+	return xrl_srcwalk_at(ctx, XRL_BENCH_SADDR6_OFF);
 }
 
 struct {
@@ -255,8 +247,7 @@ int xrl_probe_set(struct xdp_md *ctx)
 	set = bpf_map_lookup_elem(&xrl_probe_set_map, &idx);
 	if (!set)
 		return XDP_ABORTED;
-	for (i = 0; i < XRL_WAYS4; i++)
-		hit |= xrl_way_hit(set->w[i].key, want, i);
+	hit = xrl_set4_hit(set, want);
 	if (hit) {
 		i = (__u32)(hit - 1);
 		if (i >= XRL_WAYS4)

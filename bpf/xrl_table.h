@@ -110,6 +110,20 @@ static __always_inline __u64 xrl_way_hit(__u64 k, __u64 want, __u32 i)
 }
 
 /* The same for an IPv6 way, whose stored address e must equal a as well. */
+/*
+ * The IPv4 set's ways tested for want without a branch: the matching way
+ * + 1, 0 when none matches (the data path and the bench's probe alike).
+ */
+static __always_inline __u64 xrl_set4_hit(const struct xrl_set4 *set, __u64 want)
+{
+	__u64 hit = 0;
+	__u32 i;
+
+	for (i = 0; i < XRL_WAYS4; i++)
+		hit |= xrl_way_hit(set->w[i].key, want, i);
+	return hit;
+}
+
 static __always_inline __u64 xrl_way_hit6(__u64 k, const __u32 *e, __u64 want, const __u32 *a,
 					  __u32 i)
 {
