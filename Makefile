@@ -5,32 +5,47 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 ARCH_INC  := /usr/include/$(shell $(CC) -dumpmachine)
 CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Ibpf -Iuser -I$(BUILD)
+# user/lib/ is the controller library, user/daemon/ the daemon side, user/cli/ the command
+# line: each layer sees its own headers and those below it (the rules below take the
+# upper layers' -I away from the lower layers' objects, so an include across layers fails)
+INC_LIB    := -Ibpf -Iuser/lib -I$(BUILD)
+INC_DAEMON := -Iuser/daemon
+INC_CLI    := -Iuser/cli
+CFLAGS    += -Wall -Wextra $(INC_LIB) $(INC_DAEMON) $(INC_CLI)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Wextra -I$(ARCH_INC) -Ibpf
 LIBS_BPF  := -lbpf -lelf -lz
-# what the controller library (LIB_OBJS) links against
-LIBS_LIB  := $(LIBS_BPF) -ljansson -lmicrohttpd -lpthread
+# what the controller library (libxrl.a) links against
+LIBS_LIB  := $(LIBS_BPF) -ljansson
 LIBS_XRL  := -lxdp $(LIBS_LIB)
 PREFIX    ?= /usr/local
 
 BPF_HDRS  := $(wildcard bpf/*.h)
 # every BPF program of the tree, product and bench alike (check-bpf-headers reads them all)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c bench/*.bpf.c)
-USER_HDRS := $(wildcard user/*.h)
-# controller library shared by the CLI and the tests
-LIB_SRCS  := user/xrl_rule.c user/xrl_opts.c user/xrl_maps.c user/xrl_format.c user/xrl_metrics.c user/xrl_metrics_http.c
-LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(LIB_SRCS))
-# the daemon: fleet sync through Redis (also linked by the Redis tests), limit events
-FLEET_SRCS := user/xrl_redis.c user/xrl_scripts.c user/xrl_fleet.c user/xrl_log.c user/xrl_events.c
-FLEET_SRCS += user/xrl_script_args.c user/xrl_fleet_report.c user/xrl_fleet_sync.c user/xrl_fleet_floor.c \
-	      user/xrl_fleet_metrics.c
-FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
-# the Lua scripts of user/lua/, embedded as strings (.incbin)
-FLEET_OBJS += $(BUILD)/xrl_scripts_lua.o
-LIBS_FLEET := -lhiredis -lpthread -lm
-XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
-	     user/xrl_daemon.c user/xrl_term.c user/xrl_watch.c user/xrl_top_watch.c user/xrl_stats_watch.c
-XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
+USER_HDRS := $(wildcard user/*/*.h)
+# The controller library (user/lib/: rules, maps, the instance API, units, option tables;
+# prints nothing), built once as $(BUILD)/libxrl.a: the CLI, the daemon side, the tests and
+# the benches link it. A new .c in user/lib/ is in it without more.
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/%.o,$(LIB_SRCS))
+LIBXRL    := $(BUILD)/libxrl.a
+# The daemon side (user/daemon/: fleet sync through Redis, the Lua scripts, limit events,
+# log, metrics and their HTTP endpoint), $(BUILD)/libxrl_daemon.a, over libxrl.a: linked by
+# xrl, the Redis and metrics tests, the fleet bench (and the HTTP service). The `xrl daemon`
+# command itself (xrl_daemon.c) is the CLI's. A new .c in user/daemon/ is in it without more.
+DAEMON_CMD_SRCS := user/daemon/xrl_daemon.c
+DAEMON_SRCS := $(filter-out $(DAEMON_CMD_SRCS),$(wildcard user/daemon/*.c))
+DAEMON_OBJS := $(patsubst user/daemon/%.c,$(BUILD)/%.o,$(DAEMON_SRCS))
+# the Lua scripts of user/daemon/lua/, embedded as strings (.incbin)
+DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
+LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
+LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
+LIBS_FLEET := $(LIBS_DAEMON)
+# The command line (user/cli/: main and the command table, one file per command family,
+# the error and JSON reporter, the live views) and the `xrl daemon` command. A new .c in
+# user/cli/ is in xrl without more.
+XRL_SRCS  := $(wildcard user/cli/*.c) $(DAEMON_CMD_SRCS)
+XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
@@ -53,11 +68,25 @@ $(BUILD)/xrl_test.bpf.o: bpf/xrl.bpf.c $(BPF_HDRS) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(BUILD)/%.o: user/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+# objects are $(BUILD)/NAME.o whatever the folder; the library's see only user/lib/, the
+# daemon side's user/lib/ and user/daemon/
+$(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(filter-out $(INC_DAEMON) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+$(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
+$(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(CFLAGS) -c $< -o $@
+# the `xrl daemon` command is the CLI's
+$(BUILD)/xrl_daemon.o: user/daemon/xrl_daemon.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/xrl_scripts_lua.o: user/xrl_scripts_lua.S $(wildcard user/lua/*.lua) | $(BUILD)
+$(BUILD)/xrl_scripts_lua.o: user/daemon/xrl_scripts_lua.S $(wildcard user/daemon/lua/*.lua) | $(BUILD)
 	$(CC) -c $< -o $@
+
+$(LIBXRL): $(LIB_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+$(LIBXRL_DAEMON): $(DAEMON_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
 
 # xrl --version: git describe, or the VERSION file outside git; libxdp has no
 # version call, so its version at build time. The stamp changes with them.
@@ -69,39 +98,39 @@ $(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_LIBXDP_VERSION=
 $(BUILD)/xrl.o: $(BUILD)/version.stamp
 FORCE:
 
-$(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_FLEET)
+$(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_DAEMON)
 
 # tests
-$(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o $(BPF_HDRS)
-	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o -o $@ -lcmocka -ljansson
+$(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # reads scripts/etc/rules, the rules file the package installs
-$(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
-	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
-$(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # issue 12: evasion by parsing, exact fixtures; and the parser against an independent model
-$(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
-$(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_fuzz.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_LIB)
-$(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_fuzz.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ $(LIBS_LIB)
+$(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
-$(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
+$(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
 	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \
-		tests/prog/test_metrics.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
-$(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_LIB)
+		tests/prog/test_metrics.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
+$(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ $(LIBS_LIB)
 
-$(BUILD)/test_redis: tests/redis/test_redis.c $(FLEET_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $< $(FLEET_OBJS) $(LIB_OBJS) -o $@ -lcmocka $(LIBS_FLEET) $(LIBS_LIB)
+$(BUILD)/test_redis: tests/redis/test_redis.c $(LIBXRL_DAEMON) $(LIBXRL)
+	$(CC) $(CFLAGS) $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 
-$(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(FLEET_OBJS) $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c $(FLEET_OBJS) $(LIB_OBJS) -o $@ $(LIBS_FLEET) $(LIBS_LIB)
+$(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ $(LIBS_DAEMON) $(LIBS_LIB)
 
-$(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIB_OBJS)
-	$(CC) $(CFLAGS) $< $(LIB_OBJS) -o $@ $(LIBS_LIB)
+$(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIBXRL)
+	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ $(LIBS_LIB)
 
 # frame generator of the path bench's no-skb cases (bench/): BPF program and its runner
 all: $(BUILD)/xdp_gen

@@ -119,7 +119,7 @@ done
 for i in 1 2 3; do fleet_daemon_stop "$i"; done
 
 # The round on its own: build/xrl_bench_fleet runs the daemon's round
-# (user/xrl_fleet.c) on the maps of a loaded (not attached) object whose
+# (user/daemon/xrl_fleet.c) on the maps of a loaded (not attached) object whose
 # xrl_fleet_used holds N sources that all admitted packets since the last
 # round, against the same Redis; two at once are two hosts of one fleet.
 printf '\n== the sync round with N sources over budget, every 100 ms (build/xrl_bench_fleet)\n'

@@ -1148,7 +1148,7 @@ static int teardown_pinned(void **state)
 
 /* ---- the Grafana dashboard ---- */
 
-/* Families the daemon appends through the extra callback (user/xrl_metrics.h). */
+/* Families the daemon appends through the extra callback (user/daemon/xrl_metrics.h). */
 static const char *const fleet_families[][2] = {
 	{ "xrl_redis_up", "gauge" },
 	{ "xrl_redis_errors_total", "counter" },

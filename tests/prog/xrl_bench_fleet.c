@@ -4,7 +4,7 @@
  * object's maps (loaded, not attached), one --global rule, N (rule, source)
  * pairs in xrl_fleet_used that all admitted packets since the last round
  * (as N sources over budget do at any rate above one token per round), and
- * the daemon's own round (user/xrl_fleet.c) against a real redis-server.
+ * the daemon's own round (user/daemon/xrl_fleet.c) against a real redis-server.
  * Rounds run at the sync interval for a few seconds, so the demand reports
  * (at most one a second per source) are in the figures as they would be.
  *

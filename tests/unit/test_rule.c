@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Rule parsing, formatting and compiling (user/xrl_rule.c): parsers with good
+ * Rule parsing, formatting and compiling (user/lib/xrl_rule.c): parsers with good
  * and bad input, rule words, format/parse round trips, rule-set compilation.
  */
 #include <stdarg.h>
@@ -1326,7 +1326,7 @@ static void test_ruleset_too_many(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* option tables (user/xrl_opts.c) and text for JSON                   */
+/* option tables (user/lib/xrl_opts.c) and text for JSON                   */
 
 /* a table shaped like the daemon's options, to prove the mechanism fits them */
 struct demo {

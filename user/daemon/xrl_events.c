@@ -5,7 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "xrl_cli.h"
+#include "xrl_format.h"
 #include "xrl_events.h"
 #include "xrl_log.h"
 #include "xrl_rule.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The one definition of the Lua scripts' argument layout (user/lua/ (gcra.lua, hosts.lua)
+ * The one definition of the Lua scripts' argument layout (user/daemon/lua/ (gcra.lua, hosts.lua)
  * read their ARGV by these positions), with the builder of each call and
  * the decoder of its reply, shared by the daemon and test_redis.
  */

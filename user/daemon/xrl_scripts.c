@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Redis side of fleet-wide rules: the scripts are user/lua/ (gcra.lua, hosts.lua), embedded
- * at build time by user/xrl_scripts_lua.S (each NUL-terminated); Redis
+ * Redis side of fleet-wide rules: the scripts are user/daemon/lua/ (gcra.lua, hosts.lua), embedded
+ * at build time by user/daemon/xrl_scripts_lua.S (each NUL-terminated); Redis
  * computes their SHA1 when the daemon loads them (SCRIPT LOAD). Times are
  * Redis' own clock (TIME inside the script), in microseconds as Lua doubles
  * (53 bits: ns-exact for centuries of µs); hosts never compare their clocks
  * with each other or with Redis. Values returned as strings because Redis
  * truncates Lua numbers to integers. The layout of their arguments is
- * user/xrl_script_args.h.
+ * user/daemon/xrl_script_args.h.
  */
 #include "xrl_scripts.h"
 

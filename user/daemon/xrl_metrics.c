@@ -15,7 +15,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "xrl_cli.h"
+#include "xrl_format.h"
+#include "xrl_maps.h"
 #include "xrl_metrics.h"
 #include "xrl_rule.h"
 

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The Lua scripts of user/lua/, as NUL-terminated strings (see xrl_scripts.c). */
+/* The Lua scripts of user/daemon/lua/, as NUL-terminated strings (see xrl_scripts.c). */
 	.section .rodata
 	.globl xrl_lua_gcra
 	.type xrl_lua_gcra, @object
 xrl_lua_gcra:
-	.incbin "user/lua/gcra.lua"
+	.incbin "user/daemon/lua/gcra.lua"
 	.byte 0
 	.size xrl_lua_gcra, . - xrl_lua_gcra
 	.globl xrl_lua_hosts
 	.type xrl_lua_hosts, @object
 xrl_lua_hosts:
-	.incbin "user/lua/hosts.lua"
+	.incbin "user/daemon/lua/hosts.lua"
 	.byte 0
 	.size xrl_lua_hosts, . - xrl_lua_hosts
 	.section .note.GNU-stack, "", @progbits

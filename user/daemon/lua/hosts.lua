@@ -1,4 +1,4 @@
--- The layout of ARGV is defined in user/xrl_script_args.h (XRL_HOSTS_*),
+-- The layout of ARGV is defined in user/daemon/xrl_script_args.h (XRL_HOSTS_*),
 -- which the daemon's call builder and test_redis use; read by position
 -- here, checked by test_redis, and a call of another size is refused.
 --
@@ -10,7 +10,7 @@
 
 local F = 4   -- XRL_HOSTS_FIXED: ARGV 1 to F are the fixed figures
 if #ARGV ~= F or #KEYS ~= 1 then
-  return redis.error_reply(string.format('xrl hosts: %d arguments and %d keys, expected %d and 1: see user/xrl_script_args.h', #ARGV, #KEYS, F))
+  return redis.error_reply(string.format('xrl hosts: %d arguments and %d keys, expected %d and 1: see user/daemon/xrl_script_args.h', #ARGV, #KEYS, F))
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])

@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <xdp/libxdp.h>
-#include "xrl_cli.h"
+#include "xrl_format.h"
 
 /* v in steps of 1000 with the unit of its step: "1.2M", "340 MB". */
 static void fmt_thousands(double v, const char *const unit[6], const char *sep, char *buf,

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <jansson.h>
+#include "xrl_format.h"
 #include "xrl_maps.h"
 #include "xrl_opts.h"
 
@@ -67,20 +68,6 @@ void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m);
 void xrl_instance_unpin(struct xrl_ctx *ctx);
 /* Number of interfaces recorded in the instance, or -errno. */
 int xrl_iface_count(const struct xrl_maps *m);
-
-/* Human units: "1.2M", "340 MB", rates "100/s". */
-void xrl_fmt_count(double v, char *buf, size_t len);
-void xrl_fmt_bytes(double v, char *buf, size_t len);
-void xrl_fmt_rate(const struct xrl_rule_def *d, char *buf, size_t len);
-/* A bucket key as top shows it: the address, with /LEN when its rule's --per groups sources. */
-const char *xrl_action_name(__u8 action);
-/*
- * A bucket key's source as `top` and the exporter name it: the address, with
- * /LEN when the limit rule d aggregates by --per (d NULL: the rule is gone).
- */
-void xrl_source_format(const struct xrl_bucket_key *k, const struct xrl_rule_def *d,
-		       char *buf, size_t len);
-const char *xrl_mode_name(__u8 mode);
 
 int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv);

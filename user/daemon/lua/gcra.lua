@@ -1,5 +1,5 @@
 -- The layout of ARGV (the fixed figures' positions, how many follow per
--- source and per demand key) is defined in user/xrl_script_args.h, which
+-- source and per demand key) is defined in user/daemon/xrl_script_args.h, which
 -- the daemon's call builder and test_redis use; this script reads them by
 -- position. test_redis checks that F and the ARGV[n] below match it, and a
 -- call whose argument count does not fit is refused.
@@ -56,7 +56,7 @@ local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local since0 = tonumber(ARGV[8])
 local m = #KEYS - nd
 if #ARGV ~= F + m + 2 * nd then
-  return redis.error_reply(string.format('xrl gcra: %d arguments for %d keys (%d with demand), expected %d: see user/xrl_script_args.h', #ARGV, #KEYS, nd, F + m + 2 * nd))
+  return redis.error_reply(string.format('xrl gcra: %d arguments for %d keys (%d with demand), expected %d: see user/daemon/xrl_script_args.h', #ARGV, #KEYS, nd, F + m + 2 * nd))
 end
 local fmt, max, floor, ceil, out = string.format, math.max, math.floor, math.ceil, {}
 local tats = redis.call('MGET', unpack(KEYS, 1, m))
