@@ -54,7 +54,7 @@ xrlt_setup_pair
 xrlt_log "veth $XRLT_ROOT_IF (root, XDP) <-> $XRLT_NS_IF (netns $XRLT_NS); instance $INSTANCE"
 
 # ---- attach and rules
-export PIN_DIR=/sys/fs/bpf/xrl/$INSTANCE   # xrl's pin root (user/xrl_cli.h) + instance
+export PIN_DIR=/sys/fs/bpf/xrl/$INSTANCE   # xrl's pin root (user/lib/xrl_instance.h) + instance
 # shellcheck disable=SC2016  # expanded when the hook runs
 # detach removes the instance's pins with its last interface; if it could
 # not (the test died half way), remove this private instance's pins here

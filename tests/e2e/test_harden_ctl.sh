@@ -42,7 +42,7 @@ set -u
 
 XRL=${XRL:-$XRLT_REPO/build/xrl}
 case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
-PIN_ROOT=/sys/fs/bpf/xrl     # user/xrl_cli.h
+PIN_ROOT=/sys/fs/bpf/xrl     # user/lib/xrl_instance.h
 K=hc$$k                      # part 1: the killed rule changes
 R=hc$$r                      # part 2: renamed interface
 P=hc$$p                      # part 3: private bpffs

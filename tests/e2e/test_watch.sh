@@ -39,7 +39,7 @@ set -u
 XRL=${XRL:-$XRLT_REPO/build/xrl}
 case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
 INSTANCE=watch$$
-PIN_DIR=/sys/fs/bpf/xrl/$INSTANCE     # user/xrl_cli.h: pin root + instance
+PIN_DIR=/sys/fs/bpf/xrl/$INSTANCE     # user/lib/xrl_instance.h: pin root + instance
 RATE=100                              # OLD's and NEW's rules: RATE/s, burst 20, per source
 POLITE_RATE=1000                      # POLITE's rule: burst 100
 OLD_SRC=198.18.0.10                   # floods first, then stops

@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* xrl: command line of the XDP rate limiter. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <bpf/libbpf.h>
 #include <bpf/libbpf_version.h>
 #include <xdp/libxdp.h>
@@ -51,299 +44,26 @@ void xrl_json_print(struct xrl_ctx *ctx, json_t *v)
 	json_decref(v);
 }
 
-/* Is /sys/fs/bpf a bpffs in this mount namespace? */
-static bool bpffs_here(void)
+struct xrl_instance *xrl_ctx_instance(struct xrl_ctx *ctx)
 {
-	struct statfs st;
-
-	return statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC;
-}
-
-/*
- * Another mount namespace than init's (pid 1's), as 'ip netns exec' makes:
- * it remounts /sys, which hides the host's bpffs and every pin in it. false
- * when it cannot be told (pid 1's namespace unreadable: a sandbox, not root).
- */
-static bool foreign_mount_ns(void)
-{
-	struct stat self, init;
-
-	return stat("/proc/self/ns/mnt", &self) == 0 && stat("/proc/1/ns/mnt", &init) == 0 &&
-	       (self.st_ino != init.st_ino || self.st_dev != init.st_dev);
-}
-
-/* The /run/netns name of this network namespace (as 'ip netns exec NAME' enters it), or NULL. */
-static const char *named_netns(char *name, size_t len)
-{
-	struct stat self, st;
-	struct dirent *de;
-	const char *found = NULL;
-	char path[512];
-	DIR *d;
-
-	if (stat("/proc/self/ns/net", &self) || !(d = opendir("/run/netns")))
-		return NULL;
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		if (stat(path, &st) == 0 && st.st_ino == self.st_ino && st.st_dev == self.st_dev) {
-			snprintf(name, len, "%s", de->d_name);
-			found = name;
-		}
-	}
-	closedir(d);
-	return found;
-}
-
-/*
- * Mount bpffs when it is missing, except where the host's bpffs is only
- * hidden (another mount namespace than init's, or a named network namespace
- * entered with 'ip netns exec'): a bpffs mounted there would be a new, empty
- * one that goes with the namespace, so pins made in it would be lost. There
- * nothing is mounted and lock_dir says what to do.
- */
-int xrl_bpffs_ensure(void)
-{
-	char ns[256];
-
-	if (bpffs_here() || foreign_mount_ns() || named_netns(ns, sizeof(ns)))
-		return 0;
-	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-		return -errno;
-	return 0;
-}
-
-/* Why the last lock_dir failed, when errno's text does not say it (xrl_lock_strerror). */
-static char lock_why[512];
-
-const char *xrl_lock_strerror(int err)
-{
-	return lock_why[0] ? lock_why : strerror(-err);
-}
-
-static int lock_refuse(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int lock_refuse(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(lock_why, sizeof(lock_why), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-/*
- * A directory xrl may use for pins: a directory (not a symlink), owned by
- * root and writable by no one else. bpffs is mounted 1777 (sticky), so
- * anyone can create XRL_PIN_ROOT before root does and, if it were theirs,
- * rename an instance's pins away; a root-owned directory in a sticky
- * directory cannot be renamed or removed by anyone else, and one root
- * alone can write holds only what root put there.
- */
-static int dir_safe(const char *path, const struct stat *st)
-{
-	if (S_ISLNK(st->st_mode))
-		return lock_refuse(-EPERM, "refusing %s: it is a symlink; xrl follows nothing in bpffs (remove it and run again)", path);
-	if (!S_ISDIR(st->st_mode))
-		return lock_refuse(-EPERM, "refusing %s: it is not a directory (remove it and run again)", path);
-	if (st->st_uid != 0)
-		return lock_refuse(-EPERM,
-				   "refusing %s: owned by uid %u, not root (bpffs is writable by every user, so anyone could have made it): check what it holds, remove it and run again",
-				   path, (unsigned)st->st_uid);
-	if (st->st_mode & 022)
-		return lock_refuse(-EPERM,
-				   "refusing %s: mode %04o lets other users rename what is in it: 'chmod 0700 %s' and run again",
-				   path, (unsigned)(st->st_mode & 07777), path);
-	return 0;
-}
-
-/* Check (create: make, 0700) one pin directory. 0, -ENOENT when missing, or a refusal. */
-static int pin_dir_ready(const char *dir, bool create)
-{
-	struct stat st;
-
-	if (lstat(dir, &st)) {
-		if (errno == EACCES)
-			return lock_refuse(-EACCES,
-					   "permission denied: only root can use the pins in %s (run as root)",
-					   XRL_PIN_ROOT);
-		if (errno != ENOENT || !create)
-			return -errno;
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			return -errno;
-		if (lstat(dir, &st))
-			return -errno;
-	}
-	return dir_safe(dir, &st);
-}
-
-int xrl_pin_root_ready(bool create)
-{
-	char ns[256];
-
-	lock_why[0] = 0;
-	if (!bpffs_here())
-		return lock_refuse(-EMEDIUMTYPE,
-				   "bpffs pins are not visible in this mount namespace (/sys/fs/bpf is not a bpffs here; 'ip netns exec' remounts /sys and hides them): run xrl in the host's mount namespace, e.g. 'nsenter --net=/run/netns/%s xrl ...' instead of 'ip netns exec %s xrl ...', or, in a mount namespace that lasts (a container), mount a bpffs there first ('mount -t bpf bpf /sys/fs/bpf') for instances of its own (one mounted under 'ip netns exec' goes with the command)",
-				   named_netns(ns, sizeof(ns)) ? ns : "NAME", named_netns(ns, sizeof(ns)) ? ns : "NAME");
-	if (create && geteuid() != 0)
-		return lock_refuse(-EACCES, "permission denied: attaching needs root (run as root)");
-	return pin_dir_ready(XRL_PIN_ROOT, create);
-}
-
-/* The pin root, then the instance's directory. */
-static int pin_dirs_ready(struct xrl_ctx *ctx, bool create)
-{
-	int err = xrl_pin_root_ready(create);
-
-	return err ? err : pin_dir_ready(ctx->pin_dir, create);
-}
-
-/*
- * Lock the pin directory. The holder of the lock may remove the directory
- * (detach of the last interface): a lock taken on a directory that is no
- * longer at the path locks nothing, so check after locking and, when
- * creating, start again on the new directory.
- */
-static int lock_dir(struct xrl_ctx *ctx, bool create, int how)
-{
-	int tries, err;
-
-	for (tries = 0; tries < 10; tries++) {
-		struct stat held, now;
-
-		if ((err = pin_dirs_ready(ctx, create)))
-			return err;
-		ctx->lock_fd = open(ctx->pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (ctx->lock_fd < 0)
-			return -errno;
-		if (flock(ctx->lock_fd, how)) {
-			err = -errno;
-			close(ctx->lock_fd);
-			ctx->lock_fd = -1;
-			return err;
-		}
-		if (fstat(ctx->lock_fd, &held) == 0 && lstat(ctx->pin_dir, &now) == 0 &&
-		    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
-			return 0;
-		close(ctx->lock_fd);
-		ctx->lock_fd = -1;
-		if (!create)
-			return -ENOENT;   /* removed while we waited: the instance is gone */
-	}
-	return -EAGAIN;
-}
-
-int xrl_lock(struct xrl_ctx *ctx, bool create)
-{
-	return lock_dir(ctx, create, LOCK_EX);
-}
-
-int xrl_lock_shared(struct xrl_ctx *ctx)
-{
-	return lock_dir(ctx, false, LOCK_SH);
-}
-
-void xrl_unlock(struct xrl_ctx *ctx)
-{
-	if (ctx->lock_fd >= 0)
-		close(ctx->lock_fd);
-	ctx->lock_fd = -1;
-}
-
-int xrl_iface_count(const struct xrl_maps *m)
-{
-	__u32 key, next;
-	void *prev = NULL;
-	int n = 0;
-
-	while (bpf_map_get_next_key(m->ifaces, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
-}
-
-int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m)
-{
-	int err = xrl_pin_root_ready(false);
-	char bad[64];
-
-	if (err && err != -ENOENT && lock_why[0])
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", lock_why);   /* bpffs hidden, pin root refused */
-	err = xrl_maps_open_pinned(ctx->pin_dir, m);
-
-	if (err == -ENOENT)
-		return xrl_error(ctx, XRL_EXIT_FAIL,
-				 "instance '%s' is not attached: run 'xrl%s%s attach IFACE' first",
-				 ctx->instance, strcmp(ctx->instance, "default") ? " --instance " : "",
-				 strcmp(ctx->instance, "default") ? ctx->instance : "");
-	if (err == -EPERM || err == -EACCES)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot open %s: permission denied (run as root)",
-				 ctx->pin_dir);
-	if (err)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps of instance '%s' in %s: %s",
-				 ctx->instance, ctx->pin_dir, strerror(-err));
-	if (xrl_maps_layout_check(m, bad, sizeof(bad)) == -EPROTO) {
-		xrl_maps_close(m);
-		return xrl_error(ctx, XRL_EXIT_FAIL, XRL_OLD_PINS_MSG, bad);
-	}
-	if (xrl_iface_count(m) == 0) {
-		xrl_maps_close(m);
-		return xrl_error(ctx, XRL_EXIT_FAIL,
-				 "instance '%s' is not attached to any interface: run 'xrl%s%s attach IFACE' first",
-				 ctx->instance, strcmp(ctx->instance, "default") ? " --instance " : "",
-				 strcmp(ctx->instance, "default") ? ctx->instance : "");
-	}
-	return 0;
-}
-
-int xrl_lock_report(struct xrl_ctx *ctx, int err)
-{
-	if (lock_why[0])
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", lock_why);
-	if (err == -EACCES || err == -EPERM)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: permission denied (run as root)",
-				 ctx->pin_dir);
-	return xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", ctx->pin_dir, strerror(-err));
+	ctx->inst.name = ctx->instance;
+	ctx->inst.pin_dir = ctx->pin_dir;
+	return &ctx->inst;
 }
 
 int xrl_instance_begin(struct xrl_ctx *ctx, struct xrl_maps *m, bool write)
 {
-	int err = write ? xrl_lock(ctx, false) : xrl_lock_shared(ctx), rc;
+	char err[XRL_INSTANCE_ERRLEN];
 
-	if (err == -ENOENT)
-		return xrl_instance_open(ctx, m);   /* reports "not attached" */
-	if (err)
-		return xrl_lock_report(ctx, err);
-	rc = xrl_instance_open(ctx, m);
-	if (rc)
-		xrl_unlock(ctx);
-	return rc;
+	if (xrl_instance_open(xrl_ctx_instance(ctx), write ? XRL_LOCK_EXCLUSIVE : XRL_LOCK_SHARED,
+			      XRL_WAIT_FOREVER, 0, m, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
+	return 0;
 }
 
 void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m)
 {
-	xrl_maps_close(m);
-	xrl_unlock(ctx);
-}
-
-void xrl_instance_unpin(struct xrl_ctx *ctx)
-{
-	char path[512];
-	int i;
-
-	for (i = 0; xrl_map_names[i]; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, xrl_map_names[i]);
-		unlink(path);
-	}
-	rmdir(ctx->pin_dir);
-	/*
-	 * XRL_PIN_ROOT stays (0700, root's) even when no instance is left: gone,
-	 * anyone could take the name before the next attach (which would then refuse it).
-	 */
+	xrl_instance_close(&ctx->inst, m);
 }
 
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -353,19 +73,6 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (getenv("XRL_DEBUG"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
-}
-
-int xrl_valid_instance(const char *s)
-{
-	size_t i, n = strlen(s);
-
-	if (n == 0 || n > 64)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!(s[i] == '-' || s[i] == '_' || (s[i] >= '0' && s[i] <= '9') ||
-		      (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
-			return 0;
-	return 1;
 }
 
 /* ---------------------------------------------------------------- global options */
@@ -590,7 +297,7 @@ static void print_version(struct xrl_ctx *ctx)
 int main(int argc, char **argv)
 {
 	struct global_opts g = { .instance = "default" };
-	struct xrl_ctx ctx = { .instance = "default", .lock_fd = -1 };
+	struct xrl_ctx ctx = { .instance = "default", .inst.lock_fd = -1 };
 	const struct xrl_cmd *c;
 	xrl_opt_seen seen = 0;
 	char err[XRL_ERRLEN], list[256];

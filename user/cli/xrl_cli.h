@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include "xrl_format.h"
+#include "xrl_instance.h"
 #include "xrl_maps.h"
 #include "xrl_opts.h"
 
-#define XRL_PIN_ROOT "/sys/fs/bpf/xrl"
 #define XRL_EXIT_FAIL  1   /* failure at run time */
 #define XRL_EXIT_USAGE 2   /* the command line or input was wrong */
 
@@ -19,7 +19,7 @@ struct xrl_ctx {
 	bool json;
 	bool pretty;
 	bool all_instances;   /* no --instance given: status reports every instance */
-	int lock_fd;
+	struct xrl_instance inst;   /* the lock xrl_instance_begin holds (see xrl_ctx_instance) */
 };
 
 /* Report an error (one line, or {"error": ...} with --json); returns code. */
@@ -28,35 +28,8 @@ int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
 /* Print a JSON value to stdout (compact, or indented with --pretty) and free it. */
 void xrl_json_print(struct xrl_ctx *ctx, json_t *v);
 
-/* Mount bpffs at /sys/fs/bpf when it is missing. 0 or -errno. */
-int xrl_bpffs_ensure(void);
-/* Take the instance's writer lock (creates the pin directory). 0 or -errno. */
-int xrl_lock(struct xrl_ctx *ctx, bool create);
-/* Readers of the rule set share the lock, so they never see half a change. */
-int xrl_lock_shared(struct xrl_ctx *ctx);
-void xrl_unlock(struct xrl_ctx *ctx);
-/*
- * Why xrl_lock or xrl_lock_shared failed with err: a refused pin directory
- * (not root's, a symlink, writable by others), bpffs not visible in this
- * mount namespace, or errno's text.
- */
-const char *xrl_lock_strerror(int err);
-/*
- * The pin root is usable: bpffs visible here, XRL_PIN_ROOT a directory of
- * root's that no one else can write (create: made 0700 when missing).
- * 0, -ENOENT when missing, or a refusal (xrl_lock_strerror says why).
- */
-int xrl_pin_root_ready(bool create);
-/* Report a lock failure (xrl_lock_strerror, permission denied); returns the exit code. */
-int xrl_lock_report(struct xrl_ctx *ctx, int err);
-/*
- * Open an attached instance's maps; on failure reports why (not attached,
- * no permission, ...) and returns the exit code to use.
- */
-int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
-/* Pins of an instance made by an xrl before rule definitions were kept per generation. */
-#define XRL_OLD_PINS_MSG \
-	"the instance was pinned by another build of xrl (its maps differ: %s): detach it everywhere and attach it again"
+/* The instance the command works on (its name and pin directory as ctx has them now). */
+struct xrl_instance *xrl_ctx_instance(struct xrl_ctx *ctx);
 /*
  * Lock the instance (exclusive for writers, shared for readers, so that a
  * reader never sees half a rule change) and open its maps; on failure the
@@ -64,10 +37,6 @@ int xrl_instance_open(struct xrl_ctx *ctx, struct xrl_maps *m);
  */
 int xrl_instance_begin(struct xrl_ctx *ctx, struct xrl_maps *m, bool write);
 void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m);
-/* Remove the instance's pins and directory. */
-void xrl_instance_unpin(struct xrl_ctx *ctx);
-/* Number of interfaces recorded in the instance, or -errno. */
-int xrl_iface_count(const struct xrl_maps *m);
 
 int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv);
@@ -82,7 +51,5 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);
 extern const struct xrl_opt_table xrl_attach_opts, xrl_stats_opts, xrl_top_opts, xrl_daemon_opts;
 /* Report "usage: xrl CMD ..." from the command table; returns XRL_EXIT_USAGE. */
 int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd);
-/* 1 to 64 letters, digits, '-' or '_'. */
-int xrl_valid_instance(const char *s);
 
 #endif /* XRL_CLI_H */

@@ -231,7 +231,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
-	char path[512];
+	struct xrl_instance *in = xrl_ctx_instance(ctx);
+	char path[512], why[XRL_INSTANCE_ERRLEN];
 	const char *iface = NULL;
 	__u8 amode = 0;
 	__u32 key;
@@ -245,24 +246,23 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "no interface named '%s' (see 'ip link')", iface);
 
-	err = xrl_lock(ctx, true);
-	if (err)
-		return xrl_lock_report(ctx, err);
+	if (xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER, XRL_OPEN_CREATE, NULL, why,
+			      sizeof(why)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
 
-	existed = xrl_maps_open_pinned(ctx->pin_dir, &m) == 0;
+	err = xrl_instance_maps(in, XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
+	if (err == -EPROTO) {
+		rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
+		goto out;
+	}
+	existed = err == 0;
 	if (existed) {
 		struct xrl_config cfg;
 		struct xrl_iface cur;
 		__u32 idx, have = xrl_bucket_capacity(m.buckets_v4);
 
-		char bad[64];
-
 		sets4 = xrl_map_max_entries(m.buckets_v4);
 		sets6 = xrl_map_max_entries(m.buckets_v6);
-		if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, XRL_OLD_PINS_MSG, bad);
-			goto out;
-		}
 		if (iface_lookup(&m, iface, &idx, &cur)) {
 			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s%s%s%s",
 				       ctx->instance, iface, strncmp(cur.name, iface, sizeof(cur.name)) ? " (attached as " : "",
@@ -368,7 +368,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	rec.mode = amode;
 	rec.multiprog = multiprog;
 
-	if (!existed && xrl_maps_open_pinned(ctx->pin_dir, &m)) {
+	if (!existed && xrl_instance_maps(in, XRL_OPEN_NO_IFACE, &m, why, sizeof(why))) {
 		rc = xrl_error(ctx, XRL_EXIT_FAIL, "the program's maps were not pinned in %s", ctx->pin_dir);
 		goto out_detach;
 	}
@@ -400,23 +400,23 @@ out_detach:
 out_clean:
 	if (!existed) {
 		xrl_maps_close(&m);
-		xrl_instance_unpin(ctx);
+		xrl_instance_unpin(in);
 	}
 out:
 	if (prog)
 		xdp_program__close(prog);   /* also closes skel->obj */
 	else if (skel)
 		xrl_bpf__destroy(skel);
-	xrl_maps_close(&m);
-	xrl_unlock(ctx);
+	xrl_instance_close(in, &m);
 	return rc;
 }
 
 int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 {
+	struct xrl_instance *in = xrl_ctx_instance(ctx);
 	struct xrl_maps m;
 	struct xrl_iface rec;
-	char now[IF_NAMESIZE];
+	char now[IF_NAMESIZE], why[XRL_INSTANCE_ERRLEN];
 	const char *name_now;
 	__u32 ifindex;
 	bool multiprog;
@@ -425,21 +425,13 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 
 	if (argc != 2 || argv[1][0] == '-')
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl detach IFACE");
-	err = xrl_lock(ctx, false);
+	/* any layout: an instance pinned by another build can be detached */
+	err = xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER,
+				XRL_OPEN_ANY_LAYOUT | XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
 	if (err == -ENOENT)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
 	if (err)
-		return xrl_lock_report(ctx, err);
-	err = xrl_maps_open_pinned(ctx->pin_dir, &m);
-	if (err) {
-		if (err == -ENOENT)
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
-		else
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the maps in %s: %s", ctx->pin_dir,
-				       err == -EACCES || err == -EPERM ? "permission denied (run as root)"
-								: strerror(-err));
-		goto out_unlock;
-	}
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
 	/*
 	 * The interface called IFACE now (by its ifindex: renames are followed);
 	 * else a record made under that name whose interface is gone (a deleted
@@ -480,7 +472,7 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	bpf_map_delete_elem(m.ifaces, &ifindex);
 	if (xrl_iface_count(&m) == 0) {
 		xrl_maps_close(&m);
-		xrl_instance_unpin(ctx);
+		xrl_instance_unpin(in);
 	}
 	if (ctx->json)
 		xrl_json_print(ctx, json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
@@ -489,15 +481,14 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 		printf("xrl: instance '%s' detached from %s%s\n", ctx->instance, argv[1],
 		       access(ctx->pin_dir, F_OK) ? "; no interface left, pins removed" : "");
 out:
-	xrl_maps_close(&m);
-out_unlock:
-	xrl_unlock(ctx);
+	xrl_instance_close(in, &m);
 	return rc;
 }
 
 static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human)
 {
-	char dir[512], bad[64];
+	char dir[512], why[XRL_INSTANCE_ERRLEN];
+	struct xrl_instance in = { .name = name, .pin_dir = dir, .lock_fd = -1 };
 	struct xrl_maps m;
 	struct xrl_config cfg = { 0 };
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
@@ -506,16 +497,13 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	__u32 key, next;
 	void *prev = NULL;
 	long sources;
-	int nrules = 0;
+	int nrules = 0, err;
 
 	snprintf(dir, sizeof(dir), "%s/%s", XRL_PIN_ROOT, name);
-	if (xrl_maps_open_pinned(dir, &m))
+	err = xrl_instance_open(&in, XRL_LOCK_NONE, 0, XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
+	if (err && err != -EPROTO)
 		return NULL;
-	if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
-		char why[256];
-
-		xrl_maps_close(&m);
-		snprintf(why, sizeof(why), XRL_OLD_PINS_MSG, bad);
+	if (err == -EPROTO) {
 		if (human)
 			printf("instance %s\n  %s\n", name, why);
 		return json_pack("{s:s,s:s}", "instance", name, "error", why);
@@ -573,6 +561,7 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	json_t *arr = json_array();
+	char why[XRL_INSTANCE_ERRLEN];
 	struct dirent *de;
 	DIR *d;
 	int n = 0, err;
@@ -580,10 +569,14 @@ int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl status");
-	err = xrl_pin_root_ready(false);
+	err = xrl_pin_root_ready(false, why, sizeof(why));
 	if (err && err != -ENOENT) {
 		json_decref(arr);
-		return xrl_lock_report(ctx, err);
+		if (!why[0])
+			snprintf(why, sizeof(why), "cannot lock %s: %s", ctx->pin_dir,
+				 err == -EACCES || err == -EPERM ? "permission denied (run as root)"
+								 : strerror(-err));
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
 	}
 	d = err ? NULL : opendir(XRL_PIN_ROOT);
 	if (!d && !err) {

@@ -160,37 +160,17 @@ static int sample_live(struct xrl_ctx *ctx, const struct xrl_view *v, int rows, 
 		       size_t len)
 {
 	struct xrl_maps m;
-	char bad[64];
 	int err;
 
-	while ((err = xrl_lock_shared(ctx)) == -EINTR && !xrl_term_stop_signal())
+	while ((err = xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_SHARED, XRL_WAIT_FOREVER, 0,
+					&m, why, len)) == -EINTR && !xrl_term_stop_signal())
 		;
 	if (err == -EINTR)
 		return 0;   /* asked to stop while waiting for a writer */
-	if (err == -ENOENT)
-		goto detached;
-	if (err) {
-		snprintf(why, len, "cannot lock %s: %s", ctx->pin_dir, xrl_lock_strerror(err));
+	if (err == -ENOENT || err == -ENODEV)
+		goto detached;   /* the pins, or the last interface, gone */
+	if (err)
 		return err;
-	}
-	err = xrl_maps_open_pinned(ctx->pin_dir, &m);
-	if (err) {
-		xrl_unlock(ctx);
-		if (err == -ENOENT)
-			goto detached;
-		snprintf(why, len, "cannot open the maps of instance '%s' in %s: %s", ctx->instance,
-			 ctx->pin_dir, strerror(-err));
-		return err;
-	}
-	if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
-		xrl_instance_end(ctx, &m);
-		snprintf(why, len, XRL_OLD_PINS_MSG, bad);
-		return -EPROTO;
-	}
-	if (xrl_iface_count(&m) == 0) {
-		xrl_instance_end(ctx, &m);
-		goto detached;
-	}
 	err = v->sample(ctx, &m, v->state, rows);
 	xrl_instance_end(ctx, &m);
 	if (err)
@@ -208,7 +188,7 @@ int xrl_watch_run(struct xrl_ctx *ctx, const struct xrl_view *v, const char *cmd
 	__u64 period = (__u64)(interval * 1e9), next, now;
 	struct xrl_frame f = { 0 };
 	struct xrl_maps m;
-	char why[512] = "";
+	char why[XRL_INSTANCE_ERRLEN] = "";
 	bool draw = true;
 	int rc, err, key, sig, rows, cols;
 

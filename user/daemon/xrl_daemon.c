@@ -26,14 +26,6 @@
 #include "xrl_metrics.h"
 #include "xrl_rule.h"
 
-/*
- * One daemon per instance: each holds an flock on its pid file here (bpffs
- * holds only pins and directories). The lock goes with the process, so a
- * file left by a dead daemon blocks nothing; the file is never removed (a
- * daemon removing it could let two others lock two different files).
- */
-#define XRL_RUN_DIR "/run/xrl"
-
 static volatile sig_atomic_t stop_sig, reload_req;
 
 static void on_stop(int sig)
@@ -164,53 +156,6 @@ static int parse_opts(struct xrl_ctx *ctx, int argc, char **argv, struct daemon_
 }
 
 /*
- * Take the instance's daemon lock: the fd (held, close-on-exec, until exit),
- * or -1 with the error already reported (another daemon runs: its PID).
- */
-static int daemon_lock(struct xrl_ctx *ctx, int *rc)
-{
-	char path[256], pid[32] = "";
-	int fd, n;
-
-	if (mkdir(XRL_RUN_DIR, 0755) && errno != EEXIST) {
-		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot create %s for the daemon's lock: %s",
-				XRL_RUN_DIR, strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/%s.daemon.pid", XRL_RUN_DIR, ctx->instance);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the daemon's lock %s: %s", path,
-				strerror(errno));
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno;
-
-		n = err == EWOULDBLOCK ? (int)pread(fd, pid, sizeof(pid) - 1, 0) : -1;
-		close(fd);
-		if (n > 0) {
-			pid[n] = 0;
-			pid[strcspn(pid, "\n")] = 0;
-		}
-		if (err == EWOULDBLOCK)
-			*rc = xrl_error(ctx, XRL_EXIT_FAIL,
-					"another xrl daemon (PID %s) serves instance '%s' (it holds %s): stop it first; one daemon per instance",
-					n > 0 && pid[0] ? pid : "unknown", ctx->instance, path);
-		else
-			*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot lock %s: %s", path, strerror(err));
-		return -1;
-	}
-	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n) {
-		*rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot write %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
  * The Redis password: from --redis-password-file (its first line), else the
  * URL, else XRL_REDIS_PASSWORD. The URL's copy in argv is overwritten, so
  * that ps shows it only for the instant before (the file and the variable
@@ -275,26 +220,10 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 	rc = xrl_rules_read_file(file, defs, &n, err, errlen);
 	if (rc)
 		return rc;
-	rc = xrl_lock(ctx, false);
-	if (rc) {
-		xrl_fail(err, errlen, "cannot lock %s: %s", ctx->pin_dir, xrl_lock_strerror(rc));
+	rc = xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER,
+			       XRL_OPEN_NO_IFACE, &m, err, errlen);
+	if (rc)
 		return rc;
-	}
-	rc = xrl_maps_open_pinned(ctx->pin_dir, &m);
-	if (rc) {
-		xrl_unlock(ctx);
-		xrl_fail(err, errlen, "cannot open the maps in %s: %s", ctx->pin_dir, strerror(-rc));
-		return rc;
-	}
-	{
-		char bad[64];
-
-		if (xrl_maps_layout_check(&m, bad, sizeof(bad)) == -EPROTO) {
-			xrl_instance_end(ctx, &m);
-			xrl_fail(err, errlen, XRL_OLD_PINS_MSG, bad);
-			return -EPROTO;
-		}
-	}
 	rc = xrl_ruleset_apply(&m, defs, n, err, errlen);
 	xrl_instance_end(ctx, &m);
 	return rc ? rc : n;
@@ -308,19 +237,21 @@ static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_
 	static __u32 ids[XRL_MAX_RULES];
 	static __u32 gen_read;
 	static bool read_once;
+	char why[XRL_INSTANCE_ERRLEN];
 	struct xrl_config cfg;
 	int n, rc;
 
 	/* every rule change switches the generation: the same one means the same rules */
 	if (read_once && xrl_read_config(m, &cfg) == 0 && cfg.active_gen == gen_read)
 		return 0;
-	rc = xrl_lock_shared(ctx);
+	rc = xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_SHARED, XRL_WAIT_FOREVER, 0, NULL, why,
+			       sizeof(why));
 	if (rc)
 		return rc;
 	rc = xrl_read_config(m, &cfg);
 	if (!rc)
 		rc = xrl_ruleset_read(m, defs, ids, &n);
-	xrl_unlock(ctx);
+	xrl_instance_close(&ctx->inst, NULL);
 	if (!rc) {
 		gen_read = cfg.active_gen;
 		read_once = true;
@@ -332,15 +263,6 @@ static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_
 	return rc;
 }
 
-/* The id of a map: a map pinned anew (the instance attached again) has another. */
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 enum attach_state { ATTACHED, DETACHED, REATTACHED };
 
 /*
@@ -348,19 +270,14 @@ enum attach_state { ATTACHED, DETACHED, REATTACHED };
  * gone (detached), or pins of other maps (detached and attached again, so
  * that what this daemon reads and writes no longer reaches the data path).
  */
-static enum attach_state attach_state(const struct xrl_ctx *ctx, __u32 config_id)
+static enum attach_state attach_state(struct xrl_ctx *ctx, const struct xrl_maps *m)
 {
-	char path[512];
-	__u32 id;
-	int fd;
+	char why[XRL_INSTANCE_ERRLEN];
+	int rc = xrl_instance_pinned_same(xrl_ctx_instance(ctx), "xrl_config", m->config, why,
+					  sizeof(why));
 
-	snprintf(path, sizeof(path), "%s/xrl_config", ctx->pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return errno == ENOENT ? DETACHED : ATTACHED;   /* EMFILE and such: ask again later */
-	id = map_id(fd);
-	close(fd);
-	return id && config_id && id != config_id ? REATTACHED : ATTACHED;
+	/* another error (EMFILE and such): ask again later */
+	return rc == -ENOENT ? DETACHED : rc == -ESTALE ? REATTACHED : ATTACHED;
 }
 
 /*
@@ -394,12 +311,11 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	struct xrl_metrics_opts mo = { 0 };
 	struct xrl_metrics *metrics = NULL;
 	struct xrl_events *events = NULL;
-	char err[XRL_ERRLEN], host[128], listen[300];
+	char err[XRL_INSTANCE_ERRLEN], host[128], listen[300];
 	struct sigaction sa = { 0 };
 	struct timespec next;
 	struct xrl_maps m;
 	enum attach_state as;
-	__u32 config_id;
 	__u64 now;
 	int rc, lock_fd;
 
@@ -423,13 +339,11 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 	if (o.metrics && xrl_metrics_parse_listen(o.metrics, listen, sizeof(listen), &mo, err,
 						  sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "invalid --metrics: %s", err);
-	lock_fd = daemon_lock(ctx, &rc);
+	lock_fd = xrl_instance_daemon_lock(xrl_ctx_instance(ctx), err, sizeof(err));
 	if (lock_fd < 0)
-		return rc;
-	rc = xrl_instance_open(ctx, &m);
-	if (rc)
-		return rc;
-	config_id = map_id(m.config);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
+	if (xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_NONE, 0, 0, &m, err, sizeof(err)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
 	if (o.rules_file) {
 		rc = apply_rules_file(ctx, o.rules_file, err, sizeof(err));
 		if (rc < 0) {
@@ -500,7 +414,7 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 					xrl_log(XRL_LOG_INFO, "%d rules reloaded from %s", rc, o.rules_file);
 			}
 		}
-		if ((as = attach_state(ctx, config_id)) != ATTACHED) {
+		if ((as = attach_state(ctx, &m)) != ATTACHED) {
 			if (as == DETACHED)
 				xrl_log(XRL_LOG_ERR, "instance '%s' was detached: stopping", ctx->instance);
 			else

@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "xrl_format.h"
+#include "xrl_instance.h"
 #include "xrl_maps.h"
 #include "xrl_metrics.h"
 #include "xrl_rule.h"
@@ -49,29 +49,16 @@ static void scrape_free(struct scrape *s)
  * hanging them. No pin directory any more means the instance was detached:
  * nobody changes the maps we hold, and /healthz says what happened.
  */
-static int lock_shared(const char *dir, int *fd)
+static int lock_shared(struct xrl_instance *in)
 {
-	int waited, err;
+	char why[XRL_INSTANCE_ERRLEN];
+	int err;
 
-	*fd = -1;
-	if (!dir)
+	if (!in->pin_dir)
 		return 0;
-	*fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (*fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	for (waited = 0;; waited += 10) {
-		struct timespec ts = { 0, 10 * 1000000L };
-
-		if (flock(*fd, LOCK_SH | LOCK_NB) == 0)
-			return 0;
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (err != -EBUSY || waited >= XRL_METRICS_LOCK_WAIT_MS)
-			break;
-		nanosleep(&ts, NULL);
-	}
-	close(*fd);
-	*fd = -1;
-	return err;
+	err = xrl_instance_open(in, XRL_LOCK_SHARED, XRL_METRICS_LOCK_WAIT_MS, 0, NULL, why,
+				sizeof(why));
+	return err == -ENOENT ? 0 : err;
 }
 
 static int scrape_read(const struct xrl_maps *m, struct scrape *s)
@@ -329,14 +316,15 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 int xrl_metrics_render(FILE *out, const struct xrl_metrics_opts *o, const struct xrl_maps *m,
 		       xrl_metrics_extra_fn extra, void *arg)
 {
+	struct xrl_instance in = { .name = o->instance ? o->instance : "default",
+				   .pin_dir = o->pin_dir, .lock_fd = -1 };
 	struct scrape s;
-	int lock_fd, err;
+	int err;
 
-	if ((err = lock_shared(o->pin_dir, &lock_fd)))
+	if ((err = lock_shared(&in)))
 		return err;
 	err = scrape_read(m, &s);
-	if (lock_fd >= 0)
-		close(lock_fd);
+	xrl_instance_close(&in, NULL);
 	if (!err) {
 		write_scrape(out, &s, o);
 		if (extra)
@@ -348,23 +336,13 @@ int xrl_metrics_render(FILE *out, const struct xrl_metrics_opts *o, const struct
 	return err;
 }
 
-/* Kernel id of a map, or 0. */
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 int xrl_metrics_health(const struct xrl_metrics_opts *o, const struct xrl_maps *m, char *reason,
 		       size_t len)
 {
 	const char *in = o->instance ? o->instance : "default";
+	struct xrl_instance inst = { .name = in, .pin_dir = o->pin_dir, .lock_fd = -1 };
 	struct xrl_global_stats g;
-	char path[512];
-	int err, fd;
-	__u32 ours;
+	int err;
 
 	if ((err = xrl_read_global(m, &g))) {
 		snprintf(reason, len, "cannot read the counters of instance '%s': %s", in,
@@ -373,25 +351,8 @@ int xrl_metrics_health(const struct xrl_metrics_opts *o, const struct xrl_maps *
 	}
 	if (!o->pin_dir)
 		return 0;
-	snprintf(path, sizeof(path), "%s/xrl_stats", o->pin_dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		err = -errno;
-		if (err == -ENOENT)
-			snprintf(reason, len, "instance '%s' is not attached: nothing is pinned at %s",
-				 in, path);
-		else
-			snprintf(reason, len, "cannot open %s: %s", path, strerror(-err));
-		return err;
-	}
-	ours = map_id(m->stats);
-	if (map_id(fd) != ours) {
-		close(fd);
-		snprintf(reason, len,
-			 "instance '%s' was detached and attached again: the maps read are no longer "
-			 "the ones pinned in %s (restart the daemon)", in, o->pin_dir);
-		return -ESTALE;
-	}
-	close(fd);
-	return 0;
+	err = xrl_instance_pinned_same(&inst, "xrl_stats", m->stats, reason, len);
+	if (err == -ESTALE)
+		snprintf(reason + strlen(reason), len - strlen(reason), " (restart the daemon)");
+	return err;
 }
