@@ -21,7 +21,7 @@ PREFIX    ?= /usr/local
 
 BPF_HDRS  := $(wildcard bpf/*.h)
 # every BPF program of the tree, product and bench alike (check-bpf-headers reads them all)
-BPF_SRCS  := $(wildcard bpf/*.bpf.c scripts/bench_path.d/*.bpf.c bench/*.bpf.c)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c bench/*.bpf.c bench/bench_path.d/*.bpf.c)
 USER_HDRS := $(wildcard user/*/*.h)
 # The controller library (user/lib/: rules, maps, the instance API, units, option tables;
 # prints nothing), built once as $(BUILD)/libxrl.a: the CLI, the daemon side, the tests and
@@ -61,6 +61,9 @@ $(BUILD):
 # production object reads the kernel clock; the test object takes time from a map
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+# the benches' programs (bench/): a bare XDP_DROP, the clock and table probes
+$(BUILD)/%.bpf.o: bench/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/xrl_test.bpf.o: bpf/xrl.bpf.c $(BPF_HDRS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -DXRL_TEST_CLOCK -c $< -o $@
 
@@ -76,6 +79,11 @@ $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(B
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
+# user/http/ (the HTTP decision service to come) sits beside the daemon side: it sees
+# user/lib/, user/daemon/ and its own headers, and links $(LIBXRL_DAEMON) $(LIBXRL)
+# with $(LIBS_DAEMON) $(LIBS_LIB)
+$(BUILD)/%.o: user/http/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -Iuser/http -c $< -o $@
 # the `xrl daemon` command is the CLI's
 $(BUILD)/xrl_daemon.o: user/daemon/xrl_daemon.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -120,16 +128,16 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
 	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \
 		tests/prog/test_metrics.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
-$(BUILD)/xrl_bench: tests/prog/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ $(LIBS_LIB)
 
 $(BUILD)/test_redis: tests/redis/test_redis.c $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 
-$(BUILD)/xrl_bench_fleet: tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
-	$(CC) $(CFLAGS) -Itests/prog tests/prog/xrl_bench_fleet.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ $(LIBS_DAEMON) $(LIBS_LIB)
-
-$(BUILD)/xrl_bench_ctl: tests/prog/xrl_bench_ctl.c $(LIBXRL)
+# benchmarks (bench/): not tests; `make bench` runs them through bench/bench
+$(BUILD)/xrl_bench: bench/xrl_bench.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl.skel.h $(BUILD)/xrl_drop.skel.h $(BUILD)/xrl_clock.skel.h
+	$(CC) $(CFLAGS) -Itests/prog bench/xrl_bench.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ $(LIBS_LIB)
+$(BUILD)/xrl_bench_fleet: bench/xrl_bench_fleet.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog bench/xrl_bench_fleet.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ $(LIBS_DAEMON) $(LIBS_LIB)
+$(BUILD)/xrl_bench_ctl: bench/xrl_bench_ctl.c $(LIBXRL)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ $(LIBS_LIB)
 
 # frame generator of the path bench's no-skb cases (bench/): BPF program and its runner
@@ -173,7 +181,7 @@ demo: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory all
-	@scripts/bench
+	@bench/bench
 
 # bash completion, made by xrl from its option and command tables
 $(BUILD)/xrl.bash: $(BUILD)/xrl

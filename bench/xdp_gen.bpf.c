@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Frame generator of scripts/bench_path.sh's no-skb cases, run by
+/* Frame generator of bench/bench_path.sh's no-skb cases, run by
  * bench/xdp_gen.c through BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES:
  * every frame is redirected to out_ifindex (a veth end), so it enters the
  * peer veth as an xdp_frame and the peer's XDP program sees it before any

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* xdp_gen: the frame generator of scripts/bench_path.sh's no-skb cases.
+/* xdp_gen: the frame generator of bench/bench_path.sh's no-skb cases.
  *
  *   xdp_gen send --ifname IF --dst-mac MAC --dst IP
  *                (--src IP | --random FIRST N | --sweep FIRST N)
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "send") || !dmac || !dst || !count || !secs || (!src) == (mode == GEN_FIXED))
 		usage();
 
-	/* the frame: like scripts/bench_path.sh's trafgen frames */
+	/* the frame: like bench/bench_path.sh's trafgen frames */
 	if (sscanf(dmac, "%x:%x:%x:%x:%x:%x%*c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
 		fail(2, "--dst-mac wants a MAC such as 02:00:00:00:00:01 (got '%s')", dmac);
 	for (i = 0; i < 6; i++)

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # 1. every BPF program of the tree, as make check-bpf-headers lists them
 # shellcheck disable=SC2046
-if out=$(scripts/check-bpf-headers "$clang" "$flags" bpf/*.bpf.c scripts/bench_path.d/*.bpf.c 2>&1); then
+if out=$(scripts/check-bpf-headers "$clang" "$flags" bpf/*.bpf.c bench/*.bpf.c bench/bench_path.d/*.bpf.c 2>&1); then
 	ok "the tree's BPF programs read no glibc header"
 else
 	bad "the tree's BPF programs read glibc headers:"; printf '%s\n' "$out"

@@ -284,6 +284,34 @@ xrlt_make_pair() {
 	xrlt_fail "$root_if did not come up"
 }
 
+# Two namespaces NS_A and NS_B joined by a veth pair (IF_A in NS_A, IF_B in
+# NS_B) with QUEUES TX and RX queues at each end; IPv6 off in both, lo and
+# both ends up, no address. The caller deletes the namespaces at cleanup
+# (the benches' topology: bench/bench_path.sh).
+# xrlt_make_ns_pair NS_A IF_A NS_B IF_B QUEUES
+xrlt_make_ns_pair() {
+	local ns_a=$1 if_a=$2 ns_b=$3 if_b=$4 q=$5 ns i
+	ip netns add "$ns_a" || xrlt_fail "cannot create network namespace $ns_a"
+	ip netns add "$ns_b" || xrlt_fail "cannot create network namespace $ns_b"
+	ip -n "$ns_a" link add "$if_a" numtxqueues "$q" numrxqueues "$q" type veth \
+		peer name "$if_b" numtxqueues "$q" numrxqueues "$q" netns "$ns_b" ||
+		xrlt_fail "cannot create veth pair $if_a/$if_b"
+	for ns in "$ns_a" "$ns_b"; do
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null ||
+			xrlt_fail "cannot disable IPv6 in $ns"
+		ip -n "$ns" link set lo up
+	done
+	ip netns exec "$ns_a" sysctl -qw net.ipv6.conf."$if_a".disable_ipv6=1 >/dev/null
+	ip netns exec "$ns_b" sysctl -qw net.ipv6.conf."$if_b".disable_ipv6=1 >/dev/null
+	ip -n "$ns_a" link set "$if_a" up && ip -n "$ns_b" link set "$if_b" up ||
+		xrlt_fail "cannot bring the veth pair $if_a/$if_b up"
+	for i in $(seq 50); do
+		[ "$(ip netns exec "$ns_b" cat /sys/class/net/"$if_b"/operstate 2>/dev/null)" = up ] && return 0
+		sleep 0.1
+	done
+	xrlt_fail "$if_b did not come up"
+}
+
 # The run's own pair: $XRLT_NS, $XRLT_ROOT_IF, $XRLT_NS_IF, $XRLT_NS_ADDR.
 xrlt_setup_pair() {
 	XRLT_CREATED_NS=1

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Decision-cost benchmark: build build/xrl_bench, say what machine it runs on,
 # and run it. The figures are ns per packet through BPF_PROG_TEST_RUN (see
-# tests/prog/xrl_bench.c for the method); about 80 s with the defaults.
+# bench/xrl_bench.c for the method); about 80 s with the defaults.
 #
-#   scripts/bench_decision.sh [--repeat N] [--runs K] [--sources S] [--passes P]
+#   bench/bench_decision.sh [--repeat N] [--runs K] [--sources S] [--passes P]
 #                             [--cpu C] [--json]
 #
 # Options go to build/xrl_bench unchanged. With --json, stdout carries only

@@ -9,7 +9,7 @@
 # as with a NIC driver's native XDP).
 # See docs/BENCHMARKS.md for the last recorded figures. Not a test.
 #
-#   scripts/bench_path.sh [--runs N] [--secs S] [--markdown FILE]
+#   bench/bench_path.sh [--runs N] [--secs S] [--markdown FILE]
 #                         [--cases LIST] [--big-tables] [--no-two-cpu]
 #                         [--no-tables-full] [--no-build] [--quick]
 #
@@ -27,7 +27,7 @@
 #   --quick           1 run of 1 s per cell (to try the script)
 #
 # Environment: XRL (build/xrl), DROP_OBJ (build/xrl_drop.bpf.o), RATE (1000),
-# BURST (100), CLANG (clang: builds scripts/bench_path.d/xdp_pass.bpf.c, the
+# BURST (100), CLANG (clang: builds bench/bench_path.d/xdp_pass.bpf.c, the
 # bare XDP_PASS reference, into the temp dir), GEN (build/xdp_gen, the
 # no-skb generator), NEW_SOURCES (10000/s: the budget given to
 # `xrl rule add ... --new-sources` in the "xrl --new-sources" row, skipped
@@ -71,7 +71,7 @@ RATE=${RATE:-1000}
 BURST=${BURST:-100}
 XRL=${XRL:-$REPO/build/xrl}
 DROP_OBJ=${DROP_OBJ:-$REPO/build/xrl_drop.bpf.o}
-PASS_SRC=$REPO/scripts/bench_path.d/xdp_pass.bpf.c
+PASS_SRC=$REPO/bench/bench_path.d/xdp_pass.bpf.c
 GEN=${GEN:-$REPO/build/xdp_gen}
 NEW_SOURCES=${NEW_SOURCES:-10000/s}
 CLANG=${CLANG:-clang}
@@ -103,6 +103,10 @@ case $GEN in /*) ;; *) GEN=$PWD/$GEN ;; esac
 
 # ------------------------------------------------------------------ names
 B=xrlb$$
+# the e2e helpers (tests/e2e/lib.sh): temp dir, traps and cleanup, background
+# processes, the veth pair between two namespaces, trafgen's figures
+XRLT_NAME=$B
+. "$REPO/tests/e2e/lib.sh"
 NS_S=${B}s
 NS_R=${B}r
 IF_S=${B}a
@@ -117,8 +121,6 @@ NSRC=1000000
 RND_HI=$((RND_LO + NSRC - 1))         # 10.15.66.63: 1,000,000 addresses
 RANGES="10.0.0.0/12 198.18.0.0/15"
 TMP=
-PIDS=()
-CLEANED=0
 MOUNTED_BPF=0
 IPROUTE_PINS=             # iproute2's pin directories that existed at start
 CAP_PID=
@@ -128,21 +130,8 @@ log() { printf '[bench_path %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 # ------------------------------------------------------------------ cleanup
-stop_pid() {
-	local pid=$1
-	kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-	kill -INT "$pid" 2>/dev/null
-	for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
-}
-
-cleanup() {
-	[ "$CLEANED" = 1 ] && return 0
-	CLEANED=1
-	local pid
-	for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+# xrlt_cleanup (lib.sh) stops the background processes, then runs this
+bench_cleanup() {
 	if [ -e /run/netns/"$NS_R" ]; then
 		ip -n "$NS_R" link set dev "$IF_R" xdpdrv off 2>/dev/null
 		nsenter --net=/run/netns/"$NS_R" "$XRL" --instance "$INST" detach "$IF_R" >/dev/null 2>&1
@@ -165,12 +154,9 @@ cleanup() {
 	if [ "$MOUNTED_BPF" = 1 ] && [ -z "$(ls -A /sys/fs/bpf 2>/dev/null)" ]; then
 		umount /sys/fs/bpf 2>/dev/null
 	fi
-	[ -n "$TMP" ] && [ -d "$TMP" ] && [ -z "${KEEP_TMP:-}" ] && rm -rf "$TMP"
 	return 0
 }
-trap cleanup EXIT
-trap 'log "interrupted"; cleanup; exit 130' INT
-trap 'log "terminated"; cleanup; exit 143' TERM
+xrlt_on_cleanup bench_cleanup
 
 # ------------------------------------------------------------------ checks
 [ "$(id -u)" = 0 ] || die "needs root (namespaces, XDP, nftables, iptables)"
@@ -180,6 +166,8 @@ done
 if [ "$BUILD" = 1 ]; then
 	make -C "$REPO" --no-print-directory build/xrl build/xrl_drop.bpf.o build/xdp_gen >&2 || die "make failed"
 fi
+xrlt_init   # the temp dir /tmp/$B.XXXXXX; EXIT, INT and TERM clean up
+TMP=$XRLT_TMP
 [ -x "$XRL" ] || die "xrl not found at $XRL"
 [ -r "$DROP_OBJ" ] || die "XDP_DROP object not found at $DROP_OBJ"
 case ",$CASES_OPT," in *,l*) [ -x "$GEN" ] || die "no-skb generator not found at $GEN (make build/xdp_gen)" ;; esac
@@ -195,7 +183,6 @@ CLK_TCK=$(getconf CLK_TCK)
 IPT_VER=$(iptables --version 2>/dev/null)
 case $IPT_VER in *nf_tables*) IPT_NFT=1 ;; *) IPT_NFT=0 ;; esac
 
-TMP=$(mktemp -d "/tmp/$B.XXXXXX") || die "mktemp failed"
 PASS_OBJ=$TMP/xdp_pass.bpf.o
 "$CLANG" -O2 -g -target bpf -mcpu=v3 -Wall -I/usr/include/"$(gcc -dumpmachine 2>/dev/null || echo "$(uname -m)-linux-gnu")" \
 	-c "$PASS_SRC" -o "$PASS_OBJ" 2>"$TMP/clang.log" ||
@@ -207,7 +194,6 @@ echo "$RES_COLS" | tr ' ' '\t' >"$RES"
 # ------------------------------------------------------------------ helpers
 R() { ip netns exec "$NS_R" "$@"; }
 xrlc() { nsenter --net=/run/netns/"$NS_R" "$XRL" --instance "$INST" "$@"; }
-calc() { awk "BEGIN { printf \"%.6f\", ($1) }"; }
 
 # busy ticks per CPU (user+nice+system+irq+softirq) and idle+iowait, steal
 cpu_snap() { awk '/^cpu[0-9]/ { printf "%s %d %d %d\n", $1, $2+$3+$4+$7+$8, $5+$6, $9 }' /proc/stat; }
@@ -234,15 +220,14 @@ rx_r() { R cat /sys/class/net/"$IF_R"/statistics/rx_packets; }
 rx_s() { ip netns exec "$NS_S" cat /sys/class/net/"$IF_S"/statistics/rx_packets; }
 txdrop_s() { ip netns exec "$NS_S" cat /sys/class/net/"$IF_S"/statistics/tx_dropped; }
 
-tg_sent() { tr '\r' '\n' <"$1" | awk '/packets outgoing/ && $1 ~ /^[0-9]+$/ { print $1; exit }'; }
 tg_secs() { tr '\r' '\n' <"$1" | awk '/usec on CPU/ && $1 ~ /^[0-9]+$/ { s = $1 + $3 / 1e6; if (s > m) m = s } END { if (m) printf "%.6f\n", m }'; }
 # packets per CPU line: "cpu0=N cpu1=M"
 tg_percpu() { tr '\r' '\n' <"$1" | awk '/usec on CPU/ { c = $6; sub(/^CPU/, "", c); n = $7; gsub(/[(]/, "", n); printf "cpu%s=%s ", c, n }'; }
 
 untrack() { # PID: forget a background pid that has ended
 	local p keep=()
-	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
+	for p in "${XRLT_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	XRLT_PIDS=("${keep[@]}")
 }
 
 # trafgen in the sender namespace, from the temp dir, bounded by COUNT and
@@ -255,7 +240,7 @@ run_tg() {
 			trafgen --no-sock-mem --notouch-irq --dev "$IF_S" --conf "$cfg" --num "$count" --cpus "$cpus"
 	) >"$log" 2>&1 &
 	pid=$!
-	PIDS+=("$pid")
+	xrlt_track "$pid"
 	wait "$pid" || rc=$?
 	untrack "$pid"
 	[ "$rc" = 0 ] || [ "$rc" = 124 ]
@@ -272,7 +257,7 @@ run_gen() {
 		timeout -s INT -k 3 $((secs + 15)) taskset -c "$i" "$GEN" send --netns /run/netns/"$NS_S" --ifname "$IF_S" \
 			--dst-mac "$R_MAC" --dst "$DST_IP" "$@" --count "$count" --secs "$secs" >"$log.$i" 2>&1 &
 		pid=$!
-		PIDS+=("$pid")
+		xrlt_track "$pid"
 		pids+=("$pid")
 	done
 	for pid in "${pids[@]}"; do
@@ -298,26 +283,12 @@ gro_r() { "$GEN" gro --netns /run/netns/"$NS_R" --ifname "$IF_R" "$1"; }
 
 # ------------------------------------------------------------------ topology
 log "namespaces $NS_S -> $NS_R, veth $IF_S -> $IF_R (2 queue pairs)"
-ip netns add "$NS_S" || die "cannot create netns $NS_S"
-ip netns add "$NS_R" || die "cannot create netns $NS_R"
-ip -n "$NS_S" link add "$IF_S" numtxqueues 2 numrxqueues 2 type veth \
-	peer name "$IF_R" numtxqueues 2 numrxqueues 2 netns "$NS_R" || die "cannot create the veth pair"
-for ns in "$NS_S" "$NS_R"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 >/dev/null ||
-		die "cannot disable IPv6 in $ns"
-	ip -n "$ns" link set lo up
-done
-R sysctl -qw net.ipv6.conf."$IF_R".disable_ipv6=1 net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 \
+xrlt_make_ns_pair "$NS_S" "$IF_S" "$NS_R" "$IF_R" 2
+R sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 \
 	net.ipv4.conf.all.rp_filter=1 net.ipv4.conf."$IF_R".rp_filter=1 net.ipv4.conf.all.log_martians=0 >/dev/null ||
 	die "cannot set the receiver's sysctls"
-ip netns exec "$NS_S" sysctl -qw net.ipv6.conf."$IF_S".disable_ipv6=1 >/dev/null
 for r in $RANGES; do
 	ip -n "$NS_R" route add blackhole "$r" || die "cannot add blackhole route $r in $NS_R"
-done
-ip -n "$NS_S" link set "$IF_S" up && ip -n "$NS_R" link set "$IF_R" up || die "cannot bring the veth up"
-for _ in $(seq 50); do
-	[ "$(R cat /sys/class/net/"$IF_R"/operstate)" = up ] && break
-	sleep 0.1
 done
 R_MAC=$(R cat /sys/class/net/"$IF_R"/address)
 [ -n "$R_MAC" ] || die "no MAC on $IF_R"
@@ -492,14 +463,14 @@ run_cell() {
 	fi
 	cpu_snap >"$TMP/c1"
 	k1=$(ksoft_ticks)
-	ksoft=$(calc "($k1 - $k0) / $CLK_TCK")
+	ksoft=$(xrlt_calc "($k1 - $k0) / $CLK_TCK")
 	sleep 0.2
 	s1=$(snmp_snap); rx1=$(rx_r); td1=$(txdrop_s)
 	rx=$((rx1 - rx0))
 	if [ "$LIVE" = 1 ]; then
 		read -r sent secs run_ns percpu < <(gen_fig "$TMP/flood.log" "$cpus")
 	else
-		sent=$(tg_sent "$TMP/flood.log"); secs=$(tg_secs "$TMP/flood.log"); percpu=$(tg_percpu "$TMP/flood.log")
+		sent=$(xrlt_trafgen_sent "$TMP/flood.log"); secs=$(tg_secs "$TMP/flood.log"); percpu=$(tg_percpu "$TMP/flood.log")
 	fi
 	read -r busy cpu0 cpu1 steal < <(cpu_delta "$TMP/c0" "$TMP/c1")
 	read -r la ic orq _ <<<"$s0"
@@ -524,11 +495,11 @@ run_cell() {
 	fi
 	if [ "$LIVE" = 1 ]; then
 		# per frame delivered to the receiving veth (its rx_packets)
-		pps=$(calc "$rx / $secs")
-		ns=$(calc "$busy * 1e9 / $rx")
+		pps=$(xrlt_calc "$rx / $secs")
+		ns=$(xrlt_calc "$busy * 1e9 / $rx")
 	else
-		pps=$(calc "$sent / $secs")
-		ns=$(calc "$busy * 1e9 / $sent")
+		pps=$(xrlt_calc "$sent / $secs")
+		ns=$(xrlt_calc "$busy * 1e9 / $sent")
 	fi
 	# columns: $RES_COLS
 	printf '%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n' \
@@ -563,7 +534,7 @@ EOF
 	sleep 0.3
 	run_tg "$TMP/full.log" "$SECS" "$TMP/mixed.cfg" $((SECS * 3000000)) 1 || log "mixed flood for $c: trafgen failed"
 	sleep 0.2
-	sent=$(tg_sent "$TMP/full.log"); secs=$(tg_secs "$TMP/full.log")
+	sent=$(xrlt_trafgen_sent "$TMP/full.log"); secs=$(tg_secs "$TMP/full.log")
 	read -r ab_let rnd_let < <(R nft -j list chain ip xrlbcnt pre | jq -r '[.. | objects | select(has("counter")) | .counter.packets] | "\(.[0]) \(.[1])"')
 	case $c in
 	xrl*) read -r _ info < <(own_counts "$c" 0) ;;
@@ -590,7 +561,7 @@ cores:       $(nproc) online of $(nproc --all); HZ $(zcat /proc/config.gz 2>/dev
 load:        $LOAD0 (1, 5, 15 min) at start
 tools:       $(trafgen -v 2>/dev/null | head -n 1 | cut -d, -f1); $(nft --version); $IPT_VER
 xrl:         commit $COMMIT
-command:     scripts/bench_path.sh${ARGS:+ $ARGS}
+command:     bench/bench_path.sh${ARGS:+ $ARGS}
 EOF
 )
 printf '%s\n\n' "$MACHINE" >&2
@@ -605,7 +576,7 @@ if [ -n "$OUT_IF" ]; then
 			--no-hwtimestamp --no-sock-mem --notouch-irq -S 2MiB "net 10.0.0.0/12 or net 198.18.0.0/15"
 	) >"$TMP/out.log" 2>&1 &
 	CAP_PID=$!
-	PIDS+=("$CAP_PID")
+	xrlt_track "$CAP_PID"
 	for _ in $(seq 60); do grep -q Running "$TMP/out.log" 2>/dev/null && break; sleep 0.1; done
 	grep -q Running "$TMP/out.log" || log "WARNING: capture on $OUT_IF did not start: $(cat "$TMP/out.log")"
 	OUT_TX0=$(cat /sys/class/net/"$OUT_IF"/statistics/tx_packets)
@@ -668,7 +639,9 @@ fi
 SNMP1=$(snmp_snap)
 RXS1=$(rx_s)
 if [ -n "$CAP_PID" ]; then
-	stop_pid "$CAP_PID"
+	kill -INT "$CAP_PID" 2>/dev/null   # netsniff-ng writes out its pcap
+	for _ in $(seq 50); do kill -0 "$CAP_PID" 2>/dev/null || break; sleep 0.1; done
+	xrlt_stop_pid "$CAP_PID"
 	OUT_TX1=$(cat /sys/class/net/"$OUT_IF"/statistics/tx_packets)
 	cap_bytes=$(stat -c %s "$TMP/out.pcap" 2>/dev/null || echo 0)
 	# pcap file = 24-byte header + 16-byte header and data per packet
@@ -676,7 +649,7 @@ if [ -n "$CAP_PID" ]; then
 		cap_msg="capture on $OUT_IF (filter: net 10.0.0.0/12 or net 198.18.0.0/15) for the whole run: 0 packets; $OUT_IF sent $((OUT_TX1 - OUT_TX0)) packets of other traffic meanwhile"
 	else
 		cap_msg="capture on $OUT_IF: $cap_bytes bytes of pcap (see $TMP/out.pcap): CHECK FAILED"
-		KEEP_TMP=1
+		XRLT_KEEP_TMP=1
 	fi
 else
 	cap_msg="no default route: no outside interface to watch"
@@ -786,15 +759,15 @@ row_note() { # CASE CONTENDER
 	thru=$(get "$cs" "$c" let); own=$(get "$cs" "$c" own); secs=$(get "$cs" "$c" secs); info=$(get "$cs" "$c" info); sent=$(get "$cs" "$c" sent)
 	case $cs in
 	one|two|lone|ltwo)
-		exp=$(calc "$BURST + $RATE * $secs")
+		exp=$(xrlt_calc "$BURST + $RATE * $secs")
 		case $c in
 		none|floor|pass) printf 'exact limiter: %.0f' "$exp" ;;
-		*) printf '%+.1f %% vs %.0f' "$(calc "($thru - $exp) * 100 / $exp")" "$exp" ;;
+		*) printf '%+.1f %% vs %.0f' "$(xrlt_calc "($thru - $exp) * 100 / $exp")" "$exp" ;;
 		esac ;;
 	rnd|lrnd)
 		case $c in
 		none|floor|pass) printf '%s sent' "$sent" ;;
-		*) printf '%.1f %% of %s sent' "$(calc "$thru * 100 / $sent")" "$sent" ;;
+		*) printf '%.1f %% of %s sent' "$(xrlt_calc "$thru * 100 / $sent")" "$sent" ;;
 		esac ;;
 	esac
 	case $cs in
@@ -802,8 +775,8 @@ row_note() { # CASE CONTENDER
 		local rx
 		rx=$(get "$cs" "$c" rx)
 		[ "$rx" != "$sent" ] && printf '; %s delivered' "$rx"
-		printf '; ksoftirqd %.0f ms' "$(calc "$(get "$cs" "$c" ksoft) * 1000")"
-		[ "$c" = xrlns ] && printf '; passes %.0f/s (budget %s)' "$(calc "$thru / $secs")" "$NEW_SOURCES" ;;
+		printf '; ksoftirqd %.0f ms' "$(xrlt_calc "$(get "$cs" "$c" ksoft) * 1000")"
+		[ "$c" = xrlns ] && printf '; passes %.0f/s (budget %s)' "$(xrlt_calc "$thru / $secs")" "$NEW_SOURCES" ;;
 	esac
 	case $c in
 	xrl*) printf '; %s' "$(echo "$info" | tr ',' ' ')" ;;
@@ -874,7 +847,7 @@ fastest() {
 	f=$(get "$cs" floor min)
 	shift
 	while [ $# -ge 2 ]; do
-		out="$out${out:+, }$2 $(printf '%.1f' "$(calc "$(get "$cs" "$1" min) - $f")")"
+		out="$out${out:+, }$2 $(printf '%.1f' "$(xrlt_calc "$(get "$cs" "$1" min) - $f")")"
 		shift 2
 	done
 	echo "$out"
@@ -888,7 +861,7 @@ if [ -n "$(a_one xrl)" ] && [ -n "$(a_one nft)" ] && [ -n "$(a_one ipt)" ]; then
 	x=$(a_one xrl)
 	verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 4 ? "MET" : "NOT MET") }')
 	T1=$(printf 'one source, above the floor: xrl %.1f ns <= 1/4 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
-		"$x" "$bestn" "$best" "$(calc "$best / 4")" "$(calc "$x / $best")" "$verdict")
+		"$x" "$bestn" "$best" "$(xrlt_calc "$best / 4")" "$(xrlt_calc "$x / $best")" "$verdict")
 	T1="$T1"$'\n'"  (ns above the floor, median and per-round range: xrl $(abr one xrl), nftables $(abr one nft), iptables $(abr one ipt))"
 	T1="$T1"$'\n'"  (fastest run of each cell minus the fastest floor: $(fastest one xrl xrl nft nftables ipt iptables))"
 fi
@@ -898,23 +871,23 @@ if [ -n "$(ab rnd xrl)" ] && [ -n "$(ab rnd nft)" ] && [ -n "$(ab rnd ipt)" ]; t
 	x=$(ab rnd xrl)
 	verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 2 ? "MET" : "NOT MET") }')
 	T2=$(printf '1M random sources, above the floor: xrl %.1f ns <= 1/2 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
-		"$x" "$bestn" "$best" "$(calc "$best / 2")" "$(calc "$x / $best")" "$verdict")
+		"$x" "$bestn" "$best" "$(xrlt_calc "$best / 2")" "$(xrlt_calc "$x / $best")" "$verdict")
 	T2="$T2"$'\n'"  (ns above the floor, median and per-round range: xrl $(abr rnd xrl), nftables $(abr rnd nft), iptables $(abr rnd ipt))"
 	T2="$T2"$'\n'"  (fastest run of each cell minus the fastest floor: $(fastest rnd xrl xrl nft nftables ipt iptables))"
 	tx=$(get rnd xrl ns); tn=$(get rnd nft ns); ti=$(get rnd ipt ns)
 	# like for like: what each limiter adds to delivering the packets it passes
 	if [ -n "$(ab rnd pass)" ] && [ -n "$(ab rnd none)" ]; then
 		T2c=$(printf '  (own cost beyond delivering what it passes: xrl - bare XDP_PASS = %.1f ns; nftables - no filter = %.1f ns; xrl/nftables = %.2f x)' \
-			"$(calc "$(ab rnd xrl) - $(ab rnd pass)")" "$(calc "$(ab rnd nft) - $(ab rnd none)")" \
-			"$(calc "($(ab rnd xrl) - $(ab rnd pass)) / ($(ab rnd nft) - $(ab rnd none))")")
+			"$(xrlt_calc "$(ab rnd xrl) - $(ab rnd pass)")" "$(xrlt_calc "$(ab rnd nft) - $(ab rnd none)")" \
+			"$(xrlt_calc "($(ab rnd xrl) - $(ab rnd pass)) / ($(ab rnd nft) - $(ab rnd none))")")
 	fi
 	tb=$(awk -v a="$tn" -v b="$ti" 'BEGIN { print (a < b ? a : b) }')
-	T2b=$(printf '  (whole CPU cost per packet, trafgen included: xrl %.1f ns vs the better peer %.1f ns = %.2f x)' "$tx" "$tb" "$(calc "$tx / $tb")")
+	T2b=$(printf '  (whole CPU cost per packet, trafgen included: xrl %.1f ns vs the better peer %.1f ns = %.2f x)' "$tx" "$tb" "$(xrlt_calc "$tx / $tb")")
 	T2="$T2"$'\n'"$T2b"${T2c:+$'\n'"$T2c"}
 	if [ -n "$(ab rnd nft1m)" ] && [ -n "$(ab rnd ipt1m)" ]; then
 		T2="$T2"$'\n'"$(printf '  (peers with tables as large as xrl'"'"'s, above the floor: nftables set 1M %.1f ns, hashlimit 1M %.1f ns; xrl %.1f ns = %.2f x the better of them)' \
 			"$(ab rnd nft1m)" "$(ab rnd ipt1m)" "$(ab rnd xrl)" \
-			"$(calc "$(ab rnd xrl) / ($(ab rnd nft1m) < $(ab rnd ipt1m) ? $(ab rnd nft1m) : $(ab rnd ipt1m))")")"
+			"$(xrlt_calc "$(ab rnd xrl) / ($(ab rnd nft1m) < $(ab rnd ipt1m) ? $(ab rnd nft1m) : $(ab rnd ipt1m))")")"
 	fi
 fi
 # ---- targets of the no-skb cases, on the generator's test-run timer
@@ -931,12 +904,12 @@ if num_ok "$(rab lone xrl)" && num_ok "$(rab lone nft)" && num_ok "$(rab lone ip
 	x=$(rab lone xrl)
 	verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 10 ? "MET" : "NOT MET") }')
 	TL1=$(printf 'no-skb path, one source, above the floor: xrl %.1f ns <= 1/10 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
-		"$x" "$bestn" "$best" "$(calc "$best / 10")" "$(calc "$x / $best")" "$verdict")
+		"$x" "$bestn" "$best" "$(xrlt_calc "$best / 10")" "$(xrlt_calc "$x / $best")" "$verdict")
 	TL1="$TL1"$'\n'"  (test-run timer, ns above the floor, median and per-round range: xrl $(rabr lone xrl), nftables $(rabr lone nft), iptables $(rabr lone ipt); floor $(get lone floor run_ns) ns)"
 	TL1="$TL1"$'\n'"  (all-CPU busy time instead, as for trafgen: xrl $(ab lone xrl), nftables $(ab lone nft), iptables $(ab lone ipt) ns above a floor of $(get lone floor ns) ns)"
 	if num_ok "$(rab ltwo xrl)" && num_ok "$(rab ltwo nft)" && num_ok "$(rab ltwo ipt)"; then
 		read -r best2 bestn2 < <(better ltwo run_above)
-		TL1="$TL1"$'\n'"$(printf '  (2 CPUs: xrl %.1f ns above the floor, %s %.1f ns: %.2f x the better peer)' "$(rab ltwo xrl)" "$bestn2" "$best2" "$(calc "$(rab ltwo xrl) / $best2")")"
+		TL1="$TL1"$'\n'"$(printf '  (2 CPUs: xrl %.1f ns above the floor, %s %.1f ns: %.2f x the better peer)' "$(rab ltwo xrl)" "$bestn2" "$best2" "$(xrlt_calc "$(rab ltwo xrl) / $best2")")"
 	fi
 fi
 if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
@@ -945,7 +918,7 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 		x=$(rab lrnd xrlns)
 		verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 2 ? "MET" : "NOT MET") }')
 		TL2=$(printf 'no-skb path, 1M random sources, xrl --new-sources %s above the floor: %.1f ns <= 1/2 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
-			"$NEW_SOURCES" "$x" "$bestn" "$best" "$(calc "$best / 2")" "$(calc "$x / $best")" "$verdict")
+			"$NEW_SOURCES" "$x" "$bestn" "$best" "$(xrlt_calc "$best / 2")" "$(xrlt_calc "$x / $best")" "$verdict")
 		# what passes, against issue 13's bound: at most (budget x t + new
 		# burst) sources get a bucket during the run (the new burst defaults
 		# to one second of the budget), and each passes at most the
@@ -954,7 +927,7 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 		bud=${NEW_SOURCES%%/s}
 		thru=$(get lrnd xrlns let); secs=$(get lrnd xrlns secs)
 		if [[ $bud =~ ^[0-9]+$ ]]; then
-			bound=$(calc "($bud * $secs + $bud) * $BURST")
+			bound=$(xrlt_calc "($bud * $secs + $bud) * $BURST")
 			verdict=$(awk -v t="$thru" -v b="$bound" 'BEGIN { print (t <= b ? "MET" : "NOT MET") }')
 			TL2="$TL2"$'\n'"$(printf 'no-skb path, 1M random sources, what xrl --new-sources passes stays within (budget x t + new burst) x per-source burst: %s in %.2f s <= (%s x %.2f + %s) x %s = %.0f  %s' \
 				"$thru" "$secs" "$bud" "$secs" "$bud" "$BURST" "$bound" "$verdict")"
@@ -965,7 +938,7 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 	fi
 	if num_ok "$(rab lrnd xrl)"; then
 		TL2="$TL2"$'\n'"$(printf '  (xrl without --new-sources: %.1f ns above the floor = %.2f x the better peer; bare XDP_PASS %s, no filter %s ns above the floor)' \
-			"$(rab lrnd xrl)" "$(calc "$(rab lrnd xrl) / $best")" "$(rab lrnd pass)" "$(rab lrnd none)")"
+			"$(rab lrnd xrl)" "$(xrlt_calc "$(rab lrnd xrl) / $best")" "$(rab lrnd pass)" "$(rab lrnd none)")"
 		TL2="$TL2"$'\n'"  (all-CPU busy time instead, as for trafgen: xrl $(ab lrnd xrl), nftables $(ab lrnd nft), iptables $(ab lrnd ipt) ns above a floor of $(get lrnd floor ns) ns)"
 	fi
 fi
@@ -1024,7 +997,7 @@ METHOD=$(cat <<EOF
   limiter lets burst + rate x (trafgen's send time) through; with random
   sources every address sends about 1.5 frames per run, far below its
   burst, so an exact limiter lets everything through.
-* Bare XDP_PASS (random case only, scripts/bench_path.d/xdp_pass.bpf.c):
+* Bare XDP_PASS (random case only, bench/bench_path.d/xdp_pass.bpf.c):
   what delivering every frame through the veth's XDP path costs (the frame
   is copied for XDP, then rebuilt as an skb and goes up the stack), the
   reference for xrl when it passes what it sees; "no filter" is that
@@ -1144,7 +1117,7 @@ EOF
 MD=$(cat <<EOF
 ## Whole-path cost over veth (trafgen floods; XDP live frames without skbs)
 
-Command: \`scripts/bench_path.sh\` (about $(( (TOTAL_SECS + 30) / 60 )) min). What a flood of 64-byte UDP
+Command: \`bench/bench_path.sh\` (about $(( (TOTAL_SECS + 30) / 60 )) min). What a flood of 64-byte UDP
 frames costs the receiving host per packet, from the driver to the drop,
 with each contender limiting every source to $RATE/s, burst $BURST.
 

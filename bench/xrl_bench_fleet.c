@@ -13,7 +13,7 @@
  * Several at once with different --host IDs are hosts of one fleet: the
  * same keys in the same Redis.
  *
- * Not a test: scripts/bench_fleet.sh runs it and prints what it prints.
+ * Not a test: bench/bench_fleet.sh runs it and prints what it prints.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 # figures are printed, never asserted. Cleans up everything, even when
 # interrupted.
 #
-#   scripts/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]
+#   bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 . "$REPO/tests/e2e/lib.sh"
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift 2 ;;
 	--secs) SECS=$2; shift 2 ;;
 	--markdown) MD=$2; shift 2 ;;
-	*) echo "usage: scripts/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]" >&2; exit 2 ;;
+	*) echo "usage: bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]" >&2; exit 2 ;;
 	esac
 done
 
@@ -161,7 +161,7 @@ if [ -n "$MD" ]; then
 	{
 		echo "## 4. Fleet-wide rules through Redis"
 		echo
-		echo "\`scripts/bench_fleet.sh --runs $RUNS --secs $SECS\`: hosts are xrl instances on veth pairs, each with its own"
+		echo "\`bench/bench_fleet.sh --runs $RUNS --secs $SECS\`: hosts are xrl instances on veth pairs, each with its own"
 		echo "\`xrl daemon\`, one redis-server on loopback (tests/e2e/fleet_lib.sh). A rule of $RATE/s burst $BURST"
 		echo "\`--global\`; one source floods every host for $SECS s at ~1700 packets/s each (>= 17x the fleet's"
 		echo "rate), while a polite source sends 80 % of the rate split evenly over the same hosts. Over-admission:"

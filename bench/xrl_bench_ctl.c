@@ -8,7 +8,7 @@
  *
  *   build/xrl_bench_ctl [--sources N] [--runs K] [--xrl PATH]
  *
- * Not a test: scripts/bench runs it. Cleans up on exit and on SIGINT/TERM.
+ * Not a test: bench/bench runs it. Cleans up on exit and on SIGINT/TERM.
  */
 #include <errno.h>
 #include <getopt.h>
