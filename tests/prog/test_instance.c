@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The library's one instance API (user/lib/xrl_instance.h) on real bpffs
+ * pins (an instance of this test's own, xtestPID, with the maps of the
+ * loaded test object): what each lock mode lets through, the timeout and
+ * non-blocking forms, the checks of the maps (not attached, no interface,
+ * another map pinned since), refused directories, and the daemon's
+ * one-per-instance lock. Every failure must say why in the caller's buffer.
+ * Needs root (bpffs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cmocka.h>
+
+#include "xrl_testlib.h"
+#include "xrl_instance.h"
+#include "xrl_test.skel.h"
+
+/* what the tests wait for a lock: bounded, so that a lock left held fails them, not hangs them */
+#define WAIT 1000
+
+static struct xrl_tl tl;
+static char name[64], dir[256];
+
+static struct xrl_instance inst(void)
+{
+	return (struct xrl_instance){ .name = name, .pin_dir = dir, .lock_fd = -1 };
+}
+
+static void pin_maps(void)
+{
+	char path[512];
+	int i;
+
+	for (i = 0; xrl_map_names[i]; i++) {
+		int fd = bpf_map__fd(bpf_object__find_map_by_name(tl.skel->obj, xrl_map_names[i]));
+
+		snprintf(path, sizeof(path), "%s/%s", dir, xrl_map_names[i]);
+		assert_int_equal(bpf_obj_pin(fd, path), 0);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(name, sizeof(name), "xtest%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s/%s", XRL_PIN_ROOT, name);
+	if (xrl_bpffs_ensure() || xrl_tl_open(&tl, 1024, 0))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct xrl_instance in = inst();
+
+	(void)state;
+	xrl_instance_unpin(&in);
+	xrl_tl_close(&tl);
+	return 0;
+}
+
+/* Nothing there: every mode says "not attached" and how to attach; nothing is created. */
+static void test_not_attached(void **state)
+{
+	enum xrl_lock_mode modes[] = { XRL_LOCK_NONE, XRL_LOCK_SHARED, XRL_LOCK_EXCLUSIVE };
+	struct xrl_instance in = inst();
+	char err[XRL_INSTANCE_ERRLEN], want[256];
+	struct xrl_maps m;
+	size_t i;
+
+	(void)state;
+	snprintf(want, sizeof(want), "instance '%s' is not attached: run 'xrl --instance %s attach IFACE' first",
+		 name, name);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		assert_int_equal(xrl_instance_open(&in, modes[i], WAIT, 0, &m, err, sizeof(err)),
+				 -ENOENT);
+		assert_string_equal(err, want);
+		assert_int_equal(in.lock_fd, -1);
+	}
+	assert_int_not_equal(access(dir, F_OK), 0);
+}
+
+/*
+ * A writer's lock (made with XRL_OPEN_CREATE, maps not opened) keeps
+ * readers and writers out: not at all (timeout 0) and bounded waits fail
+ * with -EBUSY and say who to look for; readers share. Released, a reader
+ * gets in.
+ */
+static void test_lock_modes(void **state)
+{
+	struct xrl_instance w = inst(), r1 = inst(), r2 = inst();
+	char err[XRL_INSTANCE_ERRLEN];
+	struct xrl_maps m;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(xrl_instance_open(&w, XRL_LOCK_EXCLUSIVE, WAIT, XRL_OPEN_CREATE,
+					   NULL, err, sizeof(err)), 0);
+	assert_true(w.lock_fd >= 0);
+	assert_int_equal(lstat(dir, &st), 0);
+	assert_true(S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
+
+	assert_int_equal(xrl_instance_open(&r1, XRL_LOCK_SHARED, 0, 0, NULL, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "has been locked by a writer for over 0 ms"));
+	assert_non_null(strstr(err, dir));
+	assert_int_equal(r1.lock_fd, -1);
+	assert_int_equal(xrl_instance_open(&r1, XRL_LOCK_EXCLUSIVE, 50, 0, NULL, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "for over 50 ms"));
+	/* no lock asked: the maps are looked at, and there are none yet */
+	assert_int_equal(xrl_instance_open(&r1, XRL_LOCK_NONE, 0, 0, &m, err, sizeof(err)), -ENOENT);
+
+	xrl_instance_close(&w, NULL);
+	assert_int_equal(w.lock_fd, -1);
+	assert_int_equal(xrl_instance_open(&r1, XRL_LOCK_SHARED, 0, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(xrl_instance_open(&r2, XRL_LOCK_SHARED, 0, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(xrl_instance_open(&w, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), -EBUSY);
+	xrl_instance_close(&r1, NULL);
+	xrl_instance_close(&r2, NULL);
+	assert_int_equal(xrl_instance_open(&w, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), 0);
+	xrl_instance_close(&w, NULL);
+}
+
+/* The maps: no interface recorded (-ENODEV unless XRL_OPEN_NO_IFACE), then one. */
+static void test_maps_checked(void **state)
+{
+	struct xrl_instance in = inst();
+	struct xrl_iface ifc = { .name = "xtest0" };
+	char err[XRL_INSTANCE_ERRLEN], want[256];
+	__u32 ifindex = 999998;
+	struct xrl_maps m;
+
+	(void)state;
+	pin_maps();
+	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err,
+					   sizeof(err)), -ENODEV);
+	snprintf(want, sizeof(want),
+		 "instance '%s' is not attached to any interface: run 'xrl --instance %s attach IFACE' first",
+		 name, name);
+	assert_string_equal(err, want);
+	assert_int_equal(in.lock_fd, -1);   /* nothing held after a failure */
+	assert_int_equal(m.config, -1);
+
+	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, XRL_OPEN_NO_IFACE,
+					   &m, err, sizeof(err)), 0);
+	assert_true(in.lock_fd >= 0 && m.config >= 0);
+	xrl_instance_close(&in, &m);
+	assert_int_equal(in.lock_fd, -1);
+	assert_int_equal(m.config, -1);
+
+	assert_int_equal(bpf_map_update_elem(tl.maps.ifaces, &ifindex, &ifc, BPF_ANY), 0);
+	assert_int_equal(xrl_iface_count(&tl.maps), 1);
+	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_EXCLUSIVE, 0, 0, &m, err, sizeof(err)), 0);
+	xrl_instance_close(&in, &m);
+	assert_int_equal(bpf_map_delete_elem(tl.maps.ifaces, &ifindex), 0);
+}
+
+/* Is the map held the one pinned? The same, another one pinned since, none. */
+static void test_pinned_same(void **state)
+{
+	struct xrl_instance in = inst();
+	char err[XRL_INSTANCE_ERRLEN], path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/xrl_config", dir);
+	assert_int_equal(xrl_instance_pinned_same(&in, "xrl_config", tl.maps.config, err, sizeof(err)), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(bpf_obj_pin(tl.maps.stats, path), 0);   /* another map there */
+	assert_int_equal(xrl_instance_pinned_same(&in, "xrl_config", tl.maps.config, err, sizeof(err)),
+			 -ESTALE);
+	assert_non_null(strstr(err, "was detached and attached again"));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(xrl_instance_pinned_same(&in, "xrl_config", tl.maps.config, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "is not attached: nothing is pinned at"));
+	assert_non_null(strstr(err, path));
+	assert_int_equal(bpf_obj_pin(tl.maps.config, path), 0);
+}
+
+/* A pin directory others could write is refused, whatever the lock mode, and nothing opened. */
+static void test_refused_dir(void **state)
+{
+	enum xrl_lock_mode modes[] = { XRL_LOCK_SHARED, XRL_LOCK_EXCLUSIVE };
+	struct xrl_instance in = inst();
+	char err[XRL_INSTANCE_ERRLEN], want[1024];
+	struct xrl_maps m;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(chmod(dir, 0777), 0);
+	snprintf(want, sizeof(want),
+		 "refusing %s: mode 0777 lets other users rename what is in it: 'chmod 0700 %s' and run again",
+		 dir, dir);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		assert_int_equal(xrl_instance_open(&in, modes[i], 0, XRL_OPEN_NO_IFACE, &m, err,
+						   sizeof(err)), -EPERM);
+		assert_string_equal(err, want);
+		assert_int_equal(in.lock_fd, -1);
+	}
+	assert_int_equal(chmod(dir, 0700), 0);
+}
+
+/* One daemon per instance: the second is told the first one's PID. */
+static void test_daemon_lock(void **state)
+{
+	struct xrl_instance in = inst();
+	char err[XRL_INSTANCE_ERRLEN], want[1024], path[256];
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/%s.daemon.pid", XRL_RUN_DIR, name);
+	fd = xrl_instance_daemon_lock(&in, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(xrl_instance_daemon_lock(&in, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "another xrl daemon (PID %d) serves instance '%s' (it holds %s): stop it first; one daemon per instance",
+		 (int)getpid(), name, path);
+	assert_string_equal(err, want);
+	close(fd);
+	fd = xrl_instance_daemon_lock(&in, err, sizeof(err));   /* released with its fd */
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);   /* this test's own file */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_attached),
+		cmocka_unit_test(test_lock_modes),
+		cmocka_unit_test(test_maps_checked),
+		cmocka_unit_test(test_pinned_same),
+		cmocka_unit_test(test_refused_dir),
+		cmocka_unit_test(test_daemon_lock),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
