@@ -40,7 +40,7 @@ DAEMON_OBJS := $(patsubst user/daemon/%.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
 LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
-LIBS_FLEET := $(LIBS_DAEMON)
+LIBS_FLEET := $(LIBS_DAEMON)   # its old name
 # The command line (user/cli/: main and the command table, one file per command family,
 # the error and JSON reporter, the live views) and the `xrl daemon` command. A new .c in
 # user/cli/ is in xrl without more.
