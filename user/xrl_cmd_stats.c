@@ -100,7 +100,7 @@ static void stats_newsrc_text(const struct xrl_rule_def *d, const struct xrl_rul
 	xrl_newsrc_rates(d, a, b, window, &nr);
 	xrl_fmt_count((double)tracked, t, sizeof(t));
 	xrl_fmt_count(nr.created, c, sizeof(c));
-	printf(", %s tracked now; %s new/s over %.1f s\n", t, c, window);
+	printf(", %s tracked now; %s new/s over %.1f s\n", t, c, XRL_NEWSRC_WINDOW_NS / 1e9);
 }
 
 /* The rest of a rule's "N packets of new sources refused" line. */
@@ -112,7 +112,7 @@ static void stats_refused_text(const struct xrl_rule_def *d, const struct xrl_ru
 
 	xrl_newsrc_rates(d, a, b, window, &nr);
 	xrl_fmt_count(nr.refused, r, sizeof(r));
-	printf(", %s/s over %.1f s (budget %llu/%s)\n", r, window, (unsigned long long)d->new_rate,
+	printf(", %s/s over %.1f s (budget %llu/%s)\n", r, XRL_NEWSRC_WINDOW_NS / 1e9, (unsigned long long)d->new_rate,
 	       d->new_period == 3600 ? "h" : d->new_period == 60 ? "m" : "s");
 }
 
@@ -199,7 +199,9 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	json_object_set_new(o, "malformed_judged", json_integer((json_int_t)g.malformed_judged));
 	json_object_set_new(o, "vlan_deep", json_integer((json_int_t)g.vlan_deep));
 	json_object_set_new(o, "stale", json_integer((json_int_t)census.stale));
-	json_object_set_new(o, "new_sources_window_s", window > 0 ? json_real(window) : json_null());
+	/* the nominal window (the rates use the measured one): equal readings give equal output */
+	json_object_set_new(o, "new_sources_window_s",
+			    window > 0 ? json_real(XRL_NEWSRC_WINDOW_NS / 1e9) : json_null());
 
 	if (ctx->json) {
 		json_object_set_new(o, "rules", rules);

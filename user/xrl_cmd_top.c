@@ -118,7 +118,8 @@ static void top_newsrc_alerts(const struct xrl_maps *m, const struct xrl_rule_de
 			printf("%s\n", line);
 			continue;
 		}
-		json_array_append_new(arr, xrl_newsrc_alert_json(&defs[j], &r, al, rule, line, secs));
+		json_array_append_new(arr, xrl_newsrc_alert_json(&defs[j], &r, al, rule, line,
+							   XRL_NEWSRC_WINDOW_NS / 1e9));
 	}
 }
 
