@@ -521,8 +521,14 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		return json_pack("{s:s,s:s}", "instance", name, "error", why);
 	}
 	xrl_read_config(&m, &cfg);
-	xrl_ruleset_read(&m, defs, ids, &nrules);
-	sources = xrl_count_sources(&m);
+	if (xrl_ruleset_read(&m, defs, ids, &nrules))
+		nrules = 0;
+	{
+		/* the buckets of the rules in force: stale ones of removed rules are not tracked */
+		struct xrl_source_census c;
+
+		sources = xrl_census_sources(&m, defs, ids, nrules, NULL, &c) ? -1 : c.tracked;
+	}
 	ifs = json_array();
 	if (human)
 		printf("instance %s\n", name);
