@@ -17,14 +17,17 @@
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
 	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch",
-	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited", NULL,
+	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
+	/* per rule and host, whichever interface a packet arrives on (issue 13) */
+	"xrl_newsrc", "xrl_total", "xrl_total_local", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
 {
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
-			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited };
+			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
+			 &m->newsrc, &m->total, &m->total_local };
 	return slots[i];
 }
 

@@ -29,6 +29,9 @@ struct xrl_maps {
 	int fleet_floor;
 	int events;
 	int limited;
+	int newsrc;   /* new-source budgets (--new-sources): one per rule, all interfaces */
+	int total;    /* aggregate caps (--total), likewise */
+	int total_local;   /* per CPU: the unspent batch of cap tokens */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */

@@ -14,7 +14,9 @@
 #   pair 2: bench/xdp_gen (no skb) sends FLOOD_SECS of frames from random
 #     sources of 10.0.0.0/12 (1,048,576 addresses), count-bounded too.
 # A flood of its own pair does not crowd the established frames out of the
-# veth ring before XDP: what is measured is xrl's decision.
+# veth ring before XDP: what is measured is xrl's decision. During the flood,
+# NPROBE (400) new sources 10.201.0.0/22 send one frame each on pair 1: the
+# budget is the rule's on this host, so they and the flood share it.
 # The rule: 10.0.0.0/8 --rate RATE/s --burst BURST --per 32
 #           --new-sources NEW/s --new-burst NEW_BURST
 # Checks, from exact counts:
@@ -22,10 +24,13 @@
 #    1000, none refused);
 #  - the established sources keep >= 99 % of their frames: what passed XDP
 #    on pair 1 (a capture behind XDP) over what trafgen sent;
-#  - the flood's admitted frames (the rule's passed, stats --json, minus the
-#    established ones captured) stay within (NEW x t + NEW_BURST) x BURST,
-#    t the flood's wall time as this script measured it around xdp_gen (an
-#    upper bound of how long it sent);
+#  - the new sources' admitted frames (the rule's passed, stats --json, minus
+#    the established ones captured: the flood's and the probe's) stay within
+#    (NEW x t + NEW_BURST) x BURST, t the flood's wall time as this script
+#    measured it around xdp_gen (an upper bound of how long it sent);
+#  - the buckets created during the flood, on both interfaces together, stay
+#    within NEW x t + NEW_BURST (fails when each interface's program has a
+#    budget of its own);
 #  - the rule's counters add up: passed + dropped = frames that reached XDP on
 #    both pairs (receiver counters), new_refused > 0.
 # NEWSRC=0 runs the same without --new-sources: the flood bound then fails
@@ -52,6 +57,7 @@ NEW=${NEW:-200}
 NEW_BURST=${NEW_BURST:-1000}
 NEWSRC=${NEWSRC:-1}
 NEST=1000
+NPROBE=${NPROBE:-400}
 KEEP_MIN=0.99
 
 NS2=${XRLT_NAME}f
@@ -98,6 +104,13 @@ for i in $(seq 0 $((NEST - 1))); do
 	printf '{ eth(da=%s, type=0x0800), ipv4(saddr=10.200.%d.%d, daddr=%s, ttl=64, df), udp(sport=40000, dport=9), fill(0x78, 18) }\n' \
 		"$XRLT_DST_MAC" $(((i + 1) / 256)) $(((i + 1) % 256)) "$XRLT_DST_IP" >>"$cfg"
 done
+# NPROBE new sources, one frame each, sent on the established sources' interface during the flood
+pcfg=$XRLT_TMP/probe.cfg
+: >"$pcfg"
+for i in $(seq 1 "$NPROBE"); do
+	printf '{ eth(da=%s, type=0x0800), ipv4(saddr=10.201.%d.%d, daddr=%s, ttl=64, df), udp(sport=40000, dport=9), fill(0x78, 18) }\n' \
+		"$XRLT_DST_MAC" $((i / 256)) $((i % 256)) "$XRLT_DST_IP" >>"$pcfg"
+done
 gap_us=$(xrlt_gap_us "$GAP")
 # the whole run: a warm-up round and 1 s, the flood, 1 s after it
 est_count=$(((FLOOD_SECS + 3) * 1000000 / gap_us))
@@ -121,13 +134,20 @@ t0=$(date +%s%N)
 ) >"$XRLT_TMP/flood.log" 2>&1 &
 xrlt_track $!
 gen_pid=$!
+# new sources on the other interface meanwhile: the budget is the rule's, not an interface's
+sleep 0.5
+xrlt_paced_bg "$pcfg" "$NPROBE" 5ms "$XRLT_TMP/probe.log"
+probe_pid=$XRLT_LAST_PID
 # what an operator sees during the flood
-sleep 1
+sleep 0.5
 during=$XRLT_TMP/during.json
 xrl --json stats >"$during" 2>&1 || xrlt_fail "xrl --json stats failed: $(cat "$during")"
 xrl top >"$XRLT_TMP/top.txt" 2>&1 || true
 grc=0
 xrlt_wait "$gen_pid" || grc=$?
+prc=0
+xrlt_wait "$probe_pid" || prc=$?
+[ "$prc" = 0 ] || xrlt_fail "probe trafgen exited with $prc: $(tail -3 "$XRLT_TMP/probe.log")"
 t1=$(date +%s%N)
 [ "$grc" = 0 ] || xrlt_fail "xdp_gen exited with $grc: $(cat "$XRLT_TMP/flood.log")"
 rc=0
@@ -154,6 +174,9 @@ for v in r_passed r_dropped r_created r_refused; do
 	xrlt_is_uint "${!v}" || xrlt_fail "stats --json has no $v for $RULE: $(head -c 400 "$stats")"
 done
 t=$(xrlt_calc "($t1 - $t0) / 1e9")
+created_flood=$((r_created - pre_created))
+cbound=$(xrlt_calc "$NEW * $t + $NEW_BURST")
+probe_sent=$(xrlt_trafgen_sent "$XRLT_TMP/probe.log")
 flood_passed=$((r_passed - est_passed))
 bound=$(xrlt_calc "($NEW * $t + $NEW_BURST) * $BURST")
 keep=$(xrlt_calc "$est_passed / $est_sent")
@@ -165,6 +188,7 @@ printf '  flood: %d sent by xdp_gen in %.2f s (%s), %d reached XDP on %s, %d pas
 	"$flood_sent" "$t" "$(cat "$XRLT_TMP/flood.log")" "$rx2" "$ROOT2" "$flood_passed"
 printf '  rule: passed %d, dropped %d, sources_created %d (before the flood %s), new_refused %d (before %s)\n' \
 	"$r_passed" "$r_dropped" "$r_created" "$pre_created" "$r_refused" "$pre_refused"
+printf '  probe: %s new sources sent on %s during the flood\n' "${probe_sent:-?}" "$XRLT_ROOT_IF"
 printf '  during the flood: %s\n' "$(jq -c --arg p "$RULE" '.rules[] | select(.prefix == $p) | {sources, new_sources_per_s, new_refused_per_s}' "$during" 2>/dev/null)"
 printf '  top said: %s\n' "$(grep -i 'new sources\|spoofed' "$XRLT_TMP/top.txt" | head -3 | tr '\n' ' ')"
 printf '  flood bound: (%s x %.2f + %s) x %s = %.0f\n\n' "$NEW" "$t" "$NEW_BURST" "$BURST" "$bound"
@@ -179,10 +203,13 @@ check "the flood was a flood: $flood_sent frames, $rx2 reached XDP (at least 100
 [ "$est_seen" = "$NEST" ] && ok "all $NEST established sources passed frames" ||
 	bad "only $est_seen of the $NEST established sources passed any frame"
 check "established sources keep >= 99 % of their frames: $est_passed of $est_sent ($keep)" "$keep >= $KEEP_MIN"
-check "flood admitted $flood_passed <= (new-source budget x t + new burst) x per-source burst = $(printf '%.0f' "$bound")" "$flood_passed <= $bound"
+check "new sources (flood and probe) admitted $flood_passed <= (new-source budget x t + new burst) x per-source burst = $(printf '%.0f' "$bound")" "$flood_passed <= $bound"
+# both interfaces draw on one budget: the flood's sources and the ${probe_sent:-?} new sources of the other interface together
+check "new sources given a bucket during the flood, both interfaces: $created_flood <= budget x t + new burst = $(printf '%.0f' "$cbound")" "$created_flood <= $cbound"
 [ "$NEWSRC" = 1 ] || xrlt_true "$flood_passed <= $bound" ||
 	xrlt_log "(NEWSRC=0: without --new-sources every spoofed source passes its first frames: the failure above is what the test is for)"
 check "the rule counted what reached XDP: passed $r_passed + dropped $r_dropped = $rx1 + $rx2" "$r_passed + $r_dropped == $rx1 + $rx2"
+check "pair 1 received the established and probe frames: $rx1 = $est_sent + ${probe_sent:-?}" "$rx1 == $est_sent + ${probe_sent:-0}"
 if [ "$NEWSRC" = 1 ]; then
 	check "the budget refused the flood's new sources: new_refused $r_refused > 0" "$r_refused > 0"
 	grep -q "new sources arrive at" "$XRLT_TMP/top.txt" &&
