@@ -15,7 +15,11 @@
 # Environment: XRL (build/xrl), RATE (10: the per-source SYN limit, per s),
 # BURST (10), NEW (100: --new-sources per s, --new-burst the same),
 # TOTAL (1000: --total per s, --total-burst the same), FLOOD_MAX (200M
-# frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), CONNECT_S (3: curl --connect-timeout; the request may take 1 s more),
+# frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), FLOOD_RT (0; 1:
+# xdp_gen runs SCHED_FIFO 50 on CPU 0, so that other work on a loaded machine
+# does not pause the flood for milliseconds at a time: a paused flood leaves
+# a new-source budget or a --total cap to the clients; the kernel's RT
+# throttling still pauses it 50 ms a second), CONNECT_S (3: curl --connect-timeout; the request may take 1 s more),
 # SYNCOOKIES (the server namespace's net.ipv4.tcp_syncookies; default: the
 # kernel's, 1: cookies when the SYN queue is full; 0: a server without them,
 # whose SYN queue a flood fills).
@@ -73,6 +77,9 @@ CONNECT_S=${CONNECT_S:-3}
 PY=/usr/bin/python3
 GEN=${GEN:-$REPO/build/xdp_gen}
 FLOOD=${FLOOD:-xdp_gen}
+FLOOD_RT=${FLOOD_RT:-0}
+RT=()
+[ "$FLOOD_RT" = 1 ] && RT=(chrt -f 50)
 
 usage() { sed -n '/^#   scripts/,/^#   --no-build/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -261,7 +268,7 @@ for c in ${CASES//,/ }; do
 		) >"$TMP/flood.$c.log" 2>&1 &
 	else
 		(
-			cd "$TMP" && exec timeout -s INT -k 3 120 taskset -c 0 "$GEN" send --netns /run/netns/"$NS_F" \
+			cd "$TMP" && exec timeout -s INT -k 3 120 taskset -c 0 "${RT[@]}" "$GEN" send --netns /run/netns/"$NS_F" \
 				--ifname f0 --dst-mac "$S1_MAC" --dst 198.18.1.1 --random 10.16.0.0 1048576 \
 				--syn 80 --count "$FLOOD_MAX" --secs 110
 		) >"$TMP/flood.$c.log" 2>&1 &
@@ -314,8 +321,8 @@ done
 
 # ------------------------------------------------------------------ markdown
 printf '\n### Legitimate clients during a spoofed SYN flood\n\n'
-printf 'scripts/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Success: HTTP 200 within %d s of connect + 1 s (two SYN tries). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance.\n\n' \
-	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "$CONNECT_S"
+printf 'scripts/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0%s, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Success: HTTP 200 within %d s of connect + 1 s (two SYN tries). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance.\n\n' \
+	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "$CONNECT_S"
 printf '| case | rule | new clients ok | median connect s | returning ok | median connect s | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for r in "${ROWS[@]}"; do
