@@ -35,7 +35,9 @@
 #    both pairs (receiver counters), new_refused > 0.
 # NEWSRC=0 runs the same without --new-sources: the flood bound then fails
 # (it is what the test is for), and the script says so.
-# Knobs: FLOOD_SECS (3), FLOOD_MAX (30M), GAP (500us), RATE (4), BURST (4),
+# The live views are checked too: top --watch and stats --watch (in tmux)
+# during the flood name the rule's new sources.
+# Knobs: FLOOD_SECS (4), FLOOD_MAX (30M), GAP (500us), RATE (4), BURST (4),
 # NEW (200), NEW_BURST (1000), NEWSRC (1). Needs root, BPF, trafgen,
 # netsniff-ng and build/xdp_gen; fails (never skips) without them.
 # shellcheck disable=SC2015  # "A && B || fail" is meant: fail unless all hold
@@ -48,7 +50,7 @@ XRL=${XRL:-$XRLT_REPO/build/xrl}
 case $XRL in */*) [ -e "$XRL" ] && XRL=$(cd "$(dirname "$XRL")" && pwd)/$(basename "$XRL") ;; esac
 GEN=${GEN:-$(dirname "$XRL")/xdp_gen}
 INSTANCE=${INSTANCE:-spoof$$}
-FLOOD_SECS=${FLOOD_SECS:-3}
+FLOOD_SECS=${FLOOD_SECS:-4}
 FLOOD_MAX=${FLOOD_MAX:-30000000}
 GAP=${GAP:-500us}
 RATE=${RATE:-4}
@@ -74,7 +76,7 @@ xrl_or_fail() {
 }
 
 xrlt_require_root
-xrlt_require_cmd ip trafgen netsniff-ng perl timeout awk jq
+xrlt_require_cmd ip trafgen netsniff-ng perl timeout awk jq tmux
 xrlt_require_bpf
 [[ $INSTANCE =~ ^[A-Za-z0-9_-]+$ ]] || xrlt_fail "bad instance name '$INSTANCE'"
 [ -x "$XRL" ] || xrlt_fail "xrl CLI not found at $XRL (build it: make build/xrl, or set XRL=)"
@@ -143,6 +145,18 @@ sleep 0.5
 during=$XRLT_TMP/during.json
 xrl --json stats >"$during" 2>&1 || xrlt_fail "xrl --json stats failed: $(cat "$during")"
 xrl top >"$XRLT_TMP/top.txt" 2>&1 || true
+# the live views, two readings 0.5 s apart and more
+tm() { tmux -S "$XRLT_TMP/tmux.sock" -f /dev/null "$@"; }
+# shellcheck disable=SC2016
+xrlt_on_cleanup 'tm kill-server >/dev/null 2>&1; true'
+tm new-session -d -s vtop -x 250 -y 40 "$XRL --instance $INSTANCE top --watch -d 0.5" ||
+	xrlt_fail "tmux cannot start top --watch"
+tm new-session -d -s vstats -x 250 -y 40 "$XRL --instance $INSTANCE stats --watch -d 0.5" ||
+	xrlt_fail "tmux cannot start stats --watch"
+sleep 1.3
+tm capture-pane -p -t vtop: >"$XRLT_TMP/topw.txt" 2>/dev/null
+tm capture-pane -p -t vstats: >"$XRLT_TMP/statsw.txt" 2>/dev/null
+tm kill-server >/dev/null 2>&1
 grc=0
 xrlt_wait "$gen_pid" || grc=$?
 prc=0
@@ -215,10 +229,19 @@ if [ "$NEWSRC" = 1 ]; then
 	grep -q "new sources arrive at" "$XRLT_TMP/top.txt" &&
 		ok "top, during the flood, says new sources arrive far above the budget" ||
 		bad "top said nothing of new sources during the flood: $(head -c 400 "$XRLT_TMP/top.txt")"
+	grep -q "rule $RULE: new sources arrive at" "$XRLT_TMP/topw.txt" &&
+		ok "top --watch, during the flood, says new sources arrive far above the budget" ||
+		bad "top --watch said nothing of new sources: $(head -c 600 "$XRLT_TMP/topw.txt")"
+	grep -q "^$RULE: new sources refused .*/s (--new-sources $NEW/s)" "$XRLT_TMP/statsw.txt" &&
+		ok "stats --watch gives the rule's refused new sources per second and its budget" ||
+		bad "stats --watch has no refused-new-sources line: $(head -c 600 "$XRLT_TMP/statsw.txt")"
 else
 	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/top.txt" &&
 		ok "top, during the flood, warns that a spoofed-source flood passes (names --new-sources, --total)" ||
 		bad "top did not warn of the flood passing: $(head -c 400 "$XRLT_TMP/top.txt")"
+	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/topw.txt" &&
+		ok "top --watch warns that a spoofed-source flood passes" ||
+		bad "top --watch did not warn of the flood passing: $(head -c 600 "$XRLT_TMP/topw.txt")"
 fi
 
 xrlt_finish
