@@ -84,6 +84,7 @@ xrlt_require_bpf
 
 xrlt_init
 xrlt_setup_pair
+# shellcheck disable=SC2034  # read by the cleanup hook
 CREATED2=1
 # shellcheck disable=SC2016  # expanded when the hook runs
 xrlt_on_cleanup 'if [ "$CREATED2" = 1 ]; then ip link del dev "$ROOT2" 2>/dev/null; ip netns del "$NS2" 2>/dev/null; fi; true'
