@@ -146,6 +146,7 @@ sleep 0.5
 during=$XRLT_TMP/during.json
 xrl --json stats >"$during" 2>&1 || xrlt_fail "xrl --json stats failed: $(cat "$during")"
 xrl top >"$XRLT_TMP/top.txt" 2>&1 || true
+xrl --json top >"$XRLT_TMP/top.json" 2>&1 || true
 # the live views, two readings 0.5 s apart and more
 tm() { tmux -S "$XRLT_TMP/tmux.sock" -f /dev/null "$@"; }
 # shellcheck disable=SC2016
@@ -230,6 +231,9 @@ if [ "$NEWSRC" = 1 ]; then
 	grep -q "new sources arrive at" "$XRLT_TMP/top.txt" &&
 		ok "top, during the flood, says new sources arrive far above the budget" ||
 		bad "top said nothing of new sources during the flood: $(head -c 400 "$XRLT_TMP/top.txt")"
+	jq -e --arg r "$RULE" 'map(select(.alert == "new_sources_over_budget" and .rule == $r and .source == null and .arrivals_per_s > 2 * .new_budget_per_s)) | length == 1' "$XRLT_TMP/top.json" >/dev/null 2>&1 &&
+		ok "top --json, during the flood, ends with the rule's new_sources_over_budget alert" ||
+		bad "top --json has no new_sources_over_budget alert for $RULE: $(head -c 400 "$XRLT_TMP/top.json")"
 	grep -q "rule $RULE: new sources arrive at" "$XRLT_TMP/topw.txt" &&
 		ok "top --watch, during the flood, says new sources arrive far above the budget" ||
 		bad "top --watch said nothing of new sources: $(head -c 600 "$XRLT_TMP/topw.txt")"
@@ -240,6 +244,9 @@ else
 	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/top.txt" &&
 		ok "top, during the flood, warns that a spoofed-source flood passes (names --new-sources, --total)" ||
 		bad "top did not warn of the flood passing: $(head -c 400 "$XRLT_TMP/top.txt")"
+	jq -e --arg r "$RULE" 'map(select(.alert == "new_sources_unbudgeted" and .rule == $r)) | length == 1' "$XRLT_TMP/top.json" >/dev/null 2>&1 &&
+		ok "top --json ends with the rule's new_sources_unbudgeted alert" ||
+		bad "top --json has no new_sources_unbudgeted alert for $RULE: $(head -c 400 "$XRLT_TMP/top.json")"
 	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/topw.txt" &&
 		ok "top --watch warns that a spoofed-source flood passes" ||
 		bad "top --watch did not warn of the flood passing: $(head -c 600 "$XRLT_TMP/topw.txt")"
