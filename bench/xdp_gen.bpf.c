@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/tcp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -20,6 +21,7 @@ const volatile __u32 out_ifindex = 0;
 const volatile __u32 gen_mode = GEN_FIXED;
 const volatile __u32 src_lo = 0;	/* host byte order */
 const volatile __u32 src_n = 1;
+const volatile __u32 l4_tcp = 0;	/* the frame is a TCP SYN: its checksum covers the source too */
 __u64 sweep_next = 0;
 
 static __always_inline __u16 csum_fold(__u32 s)
@@ -51,6 +53,16 @@ int xdp_gen(struct xdp_md *ctx)
 		s += (~old & 0xffff) + (~old >> 16) + (new & 0xffff) + (new >> 16);
 		ip->saddr = new;
 		ip->check = (__u16)~csum_fold(s);
+		if (l4_tcp) {
+			struct tcphdr *th = (void *)(ip + 1);
+
+			if ((void *)(th + 1) > end)
+				return XDP_ABORTED;
+			/* the pseudo-header's source changed by the same words */
+			s = (__u16)~th->check;
+			s += (~old & 0xffff) + (~old >> 16) + (new & 0xffff) + (new >> 16);
+			th->check = (__u16)~csum_fold(s);
+		}
 	}
 	return bpf_redirect(out_ifindex, 0);
 }

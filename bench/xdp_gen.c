@@ -3,10 +3,11 @@
  *
  *   xdp_gen send --ifname IF --dst-mac MAC --dst IP
  *                (--src IP | --random FIRST N | --sweep FIRST N)
- *                --count FRAMES --secs S [--netns PATH]
+ *                --count FRAMES --secs S [--netns PATH] [--syn PORT]
  *   xdp_gen gro --ifname IF on|off [--netns PATH]
  *
- * send: builds one 64-byte Ethernet/IPv4/UDP frame (60 bytes + FCS) from
+ * send: builds one 64-byte Ethernet/IPv4/UDP frame (60 bytes + FCS; with
+ * --syn PORT a 54-byte TCP SYN to PORT instead, unpadded) from
  * IF's MAC to MAC and IP, loads bench/xdp_gen.bpf.c (embedded) with
  * out_ifindex = IF and runs it by bpf_prog_test_run_opts() with
  * BPF_F_TEST_XDP_LIVE_FRAMES (batch_size 64), in calls of at most 131072
@@ -29,6 +30,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/if.h>
 #include <sched.h>
@@ -67,7 +69,7 @@ static void fail(int code, const char *fmt, ...)
 static void usage(void)
 {
 	fail(2, "usage: xdp_gen send --ifname IF --dst-mac MAC --dst IP (--src IP | --random FIRST N | "
-		"--sweep FIRST N) --count FRAMES --secs S [--netns PATH] | xdp_gen gro --ifname IF on|off [--netns PATH]");
+		"--sweep FIRST N) --count FRAMES --secs S [--netns PATH] [--syn PORT] | xdp_gen gro --ifname IF on|off [--netns PATH]");
 }
 
 static unsigned long long num(const char *s, const char *what, unsigned long long max)
@@ -148,7 +150,7 @@ static int cmd_gro(const char *ifname, const char *state)
 int main(int argc, char **argv)
 {
 	const char *ifname = NULL, *netns = NULL, *dmac = NULL, *dst = NULL, *src = NULL, *first = NULL, *n = NULL;
-	unsigned long long count = 0, secs = 0, sent = 0, kern_ns = 0;
+	unsigned long long count = 0, secs = 0, sent = 0, kern_ns = 0, syn_port = 0;
 	unsigned int mode = GEN_FIXED, m[6];
 	unsigned char frame[FRAME_LEN] = { 0 };
 	struct ethhdr *eth = (void *)frame;
@@ -177,6 +179,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "--src")) src = v;
 		else if (!strcmp(o, "--count")) count = num(v, "--count", 1ULL << 40);
 		else if (!strcmp(o, "--secs")) secs = num(v, "--secs", 3600);
+		else if (!strcmp(o, "--syn")) syn_port = num(v, "--syn", 65535);
 		else if (!strcmp(o, "--random") || !strcmp(o, "--sweep")) {
 			if (i + 2 >= argc)
 				fail(2, "%s needs FIRST and N", o);
@@ -222,17 +225,48 @@ int main(int argc, char **argv)
 	ip->protocol = IPPROTO_UDP;
 	ip->saddr = mode == GEN_FIXED ? ip4(src, "--src") : ip4(first, "FIRST");
 	ip->daddr = ip4(dst, "--dst");
+	if (syn_port) {
+		/* a SYN: 20-byte TCP header, no payload, sent without the 6 bytes of padding */
+		struct tcphdr *th = (void *)(ip + 1);
+		unsigned char ph[12 + sizeof(*th)];	/* pseudo-header and TCP header */
+		uint32_t sum = 0;
+		size_t k;
+
+		ip->protocol = IPPROTO_TCP;
+		ip->tot_len = htons(sizeof(*ip) + sizeof(*th));
+		th->source = htons(40000);
+		th->dest = htons((uint16_t)syn_port);
+		th->seq = htonl(0x12345678);
+		th->doff = 5;
+		th->syn = 1;
+		th->window = htons(64240);
+		/* summed byte by byte, in network order: no type punning of the buffer */
+		memcpy(ph, &ip->saddr, 4);
+		memcpy(ph + 4, &ip->daddr, 4);
+		ph[8] = 0;
+		ph[9] = IPPROTO_TCP;
+		ph[10] = 0;
+		ph[11] = (unsigned char)sizeof(*th);
+		memcpy(ph + 12, th, sizeof(*th));
+		for (k = 0; k < sizeof(ph); k += 2)
+			sum += (uint32_t)ph[k] << 8 | ph[k + 1];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		th->check = htons((uint16_t)~sum);
+	} else {
+		udp->source = htons(40000);
+		udp->dest = htons(9);
+		udp->len = htons(FRAME_LEN - sizeof(*eth) - sizeof(*ip));
+		memset(udp + 1, 0x78, FRAME_LEN - sizeof(*eth) - sizeof(*ip) - sizeof(*udp));
+	}
 	ip->check = csum(ip, sizeof(*ip));
-	udp->source = htons(40000);
-	udp->dest = htons(9);
-	udp->len = htons(FRAME_LEN - sizeof(*eth) - sizeof(*ip));
-	memset(udp + 1, 0x78, FRAME_LEN - sizeof(*eth) - sizeof(*ip) - sizeof(*udp));
 
 	skel = xdp_gen_bpf__open();
 	if (!skel)
 		fail(1, "cannot open the embedded BPF object: %s", strerror(errno));
 	skel->rodata->out_ifindex = (uint32_t)ifindex;
 	skel->rodata->gen_mode = mode;
+	skel->rodata->l4_tcp = syn_port != 0;
 	if (mode != GEN_FIXED) {
 		skel->rodata->src_lo = ntohl(ip->saddr);
 		skel->rodata->src_n = (uint32_t)num(n, "N", 1U << 24);
@@ -247,7 +281,8 @@ int main(int argc, char **argv)
 		unsigned long long left = count - sent;
 		LIBBPF_OPTS(bpf_test_run_opts, opts,
 			    .data_in = frame,
-			    .data_size_in = sizeof(frame),
+			    /* a SYN is not padded: GRO would checksum the padding as TCP payload */
+			    .data_size_in = syn_port ? sizeof(*eth) + sizeof(*ip) + sizeof(struct tcphdr) : sizeof(frame),
 			    .repeat = left < CHUNK ? (unsigned int)left : CHUNK,
 			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
 			    .batch_size = BATCH);

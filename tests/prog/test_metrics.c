@@ -366,7 +366,7 @@ static void test_counters_match_maps(void **state)
 	assert_int_equal(value(text, "xrl_malformed_judged_packets_total{instance=\"" INST "\"}"),
 			 g.malformed_judged);
 	assert_int_equal(value(text, "xrl_vlan_deep_packets_total{instance=\"" INST "\"}"), g.vlan_deep);
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 22);
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 25);   /* + stale, rule tracked, new-source budget */
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);
@@ -445,6 +445,76 @@ static void test_evictions(void **state)
 	assert_int_equal((unsigned long long)xrl_count_bucket_entries(t.maps.buckets_v4), tracked);
 	assert_int_equal(evicted, created - tracked);
 	assert_true(evicted >= 2000 - 256);
+	free(text);
+	xrl_tl_close(&t);
+}
+
+/*
+ * Sources tracked stay true when rules are replaced (issue 13): buckets of a
+ * removed rule, and of a changed rule until its sources come back, are
+ * stale, not tracked; evictions still count only what inserts replaced.
+ */
+static void test_sources_after_rule_change(void **state)
+{
+	static const char *const two[] = { "10.0.0.0/8 --rate 10/s", "10.1.0.0/16 --rate 10/s", NULL };
+	static const char *const one[] = { "10.1.0.0/16 --rate 10/s", NULL };
+	static const char *const changed[] = { "10.1.0.0/16 --rate 20/s", NULL };
+	struct xrl_metrics_opts o = opts_for(INST, 10, NULL);
+	struct xrl_pkt_spec s = { .family = 4 };
+	struct xrl_source_census c;
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static __u32 ids[XRL_MAX_RULES];
+	long per[XRL_MAX_RULES];
+	struct xrl_tl t;
+	char src[32], *text;
+	int i, n;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, two), 0);
+	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	s.src = src;
+	for (i = 0; i < 50; i++) {
+		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
+		send_n(&t, &s, 1, XDP_PASS);
+	}
+	for (i = 0; i < 30; i++) {
+		snprintf(src, sizeof(src), "10.1.0.%d", i + 1);
+		send_n(&t, &s, 1, XDP_PASS);
+	}
+	assert_int_equal(xrl_ruleset_read(&t.maps, defs, ids, &n), 0);
+	assert_int_equal(xrl_census_sources(&t.maps, defs, ids, n, per, &c), 0);
+	assert_int_equal(c.tracked, 80);
+	assert_int_equal(c.stale, 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(per[i], defs[i].plen == 8 ? 50 : 30);
+
+	/* the /8 removed: its 50 buckets are still in the table, not tracked */
+	assert_int_equal(xrl_tl_rules(&t, one), 0);
+	text = render(&o, &t.maps, NULL, NULL);
+	assert_int_equal(value(text, "xrl_sources_tracked{instance=\"" INST "\",family=\"ipv4\"}"), 30);
+	assert_int_equal(value(text, "xrl_sources_stale{instance=\"" INST "\"}"), 50);
+	assert_int_equal(value(text, "xrl_rule_sources_tracked{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"), 30);
+	assert_int_equal(value(text, "xrl_source_evictions_total{instance=\"" INST "\"}"), 0);
+	assert_int_equal(value(text, "xrl_sources_created_total{instance=\"" INST "\"}"), 80);
+	free(text);
+
+	/* the /16's rate changed: its buckets restart full when their sources come back */
+	assert_int_equal(xrl_tl_rules(&t, changed), 0);
+	assert_int_equal(xrl_ruleset_read(&t.maps, defs, ids, &n), 0);
+	assert_int_equal(xrl_census_sources(&t.maps, defs, ids, n, per, &c), 0);
+	assert_int_equal(c.tracked, 0);
+	assert_int_equal(c.stale, 80);
+	for (i = 0; i < 5; i++) {
+		snprintf(src, sizeof(src), "10.1.0.%d", i + 1);
+		send_n(&t, &s, 1, XDP_PASS);
+	}
+	text = render(&o, &t.maps, NULL, NULL);
+	assert_int_equal(value(text, "xrl_sources_tracked{instance=\"" INST "\",family=\"ipv4\"}"), 5);
+	assert_int_equal(value(text, "xrl_sources_stale{instance=\"" INST "\"}"), 75);
+	assert_int_equal(value(text, "xrl_rule_sources_tracked{instance=\"" INST "\",rule=\"10.1.0.0/16\"}"), 5);
+	assert_int_equal(value(text, "xrl_source_evictions_total{instance=\"" INST "\"}"), 0);
+	assert_promtool_ok(text);
 	free(text);
 	xrl_tl_close(&t);
 }
@@ -1291,6 +1361,7 @@ int main(void)
 		cmocka_unit_test(test_extra_appended),
 		cmocka_unit_test(test_evictions),
 		cmocka_unit_test(test_new_sources_refused),
+		cmocka_unit_test(test_sources_after_rule_change),
 		cmocka_unit_test(test_top_k_bound),
 		cmocka_unit_test(test_server),
 		cmocka_unit_test(test_bind_errors),

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "xrl_cli.h"
+#include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
@@ -45,14 +46,88 @@ static int stats_check(struct xrl_ctx *ctx, const struct stats_opts *o, double *
 	return o->watch ? xrl_watch_usable(ctx, "stats") : 0;
 }
 
+/*
+ * New sources per second: the per-rule counters read again after
+ * XRL_NEWSRC_WINDOW_NS into after[] (only when a limit rule exists: the
+ * others get no bucket). The window's length in seconds, 0 when not read.
+ */
+static double stats_newsrc_window(const struct xrl_maps *m, const struct xrl_rule_def *defs,
+				  const __u32 *ids, int n, const struct xrl_rule_stats *before,
+				  struct xrl_rule_stats *after)
+{
+	__u64 t0, t1;
+	int i;
+
+	memcpy(after, before, (size_t)n * sizeof(*after));
+	for (i = 0; i < n && defs[i].action != XRL_ACT_LIMIT; i++)
+		;
+	if (i == n)
+		return 0;
+	t0 = xrl_mono_ns();
+	xrl_newsrc_wait();
+	if (xrl_read_rule_stats_many(m, ids, n, after)) {
+		memcpy(after, before, (size_t)n * sizeof(*after));
+		return 0;
+	}
+	t1 = xrl_mono_ns();
+	return t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+}
+
+/* A rule's tracked sources and new-source rates in its JSON object. */
+static void stats_newsrc_json(json_t *r, const struct xrl_rule_def *d, const struct xrl_rule_stats *a,
+			      const struct xrl_rule_stats *b, long tracked, double window)
+{
+	struct xrl_newsrc_rate nr;
+
+	if (d->action != XRL_ACT_LIMIT)
+		return;
+	xrl_newsrc_rates(d, a, b, window, &nr);
+	json_object_set_new(r, "sources", json_integer((json_int_t)tracked));
+	json_object_set_new(r, "new_sources_per_s", window > 0 ? json_real(nr.created) : json_null());
+	if (d->flags & XRL_F_NEWSRC) {
+		json_object_set_new(r, "new_refused_per_s", window > 0 ? json_real(nr.refused) : json_null());
+		json_object_set_new(r, "new_budget_per_s", json_real(nr.budget));
+	}
+}
+
+/* The rest of a rule's "N sources given a bucket" line. */
+static void stats_newsrc_text(const struct xrl_rule_def *d, const struct xrl_rule_stats *a,
+			      const struct xrl_rule_stats *b, long tracked, double window)
+{
+	struct xrl_newsrc_rate nr;
+	char t[32], c[32];
+
+	xrl_newsrc_rates(d, a, b, window, &nr);
+	xrl_fmt_count((double)tracked, t, sizeof(t));
+	xrl_fmt_count(nr.created, c, sizeof(c));
+	printf(", %s tracked now; %s new/s over %.1f s\n", t, c, XRL_NEWSRC_WINDOW_NS / 1e9);
+}
+
+/* The rest of a rule's "N packets of new sources refused" line. */
+static void stats_refused_text(const struct xrl_rule_def *d, const struct xrl_rule_stats *a,
+			       const struct xrl_rule_stats *b, double window)
+{
+	struct xrl_newsrc_rate nr;
+	char r[32];
+
+	xrl_newsrc_rates(d, a, b, window, &nr);
+	xrl_fmt_count(nr.refused, r, sizeof(r));
+	printf(", %s/s over %.1f s (budget %llu/%s)\n", r, XRL_NEWSRC_WINDOW_NS / 1e9, (unsigned long long)d->new_rate,
+	       d->new_period == 3600 ? "h" : d->new_period == 60 ? "m" : "s");
+}
+
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static struct xrl_rule_stats rs[XRL_MAX_RULES];
+	static struct xrl_rule_stats rs2[XRL_MAX_RULES];
+	static long tracked[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
+	struct xrl_source_census census;
 	struct xrl_global_stats g;
 	struct xrl_maps m;
 	long sources;
+	double window = 0;
 	__u64 evicted, passed, passed_bytes;
 	json_t *o, *rules;
 	struct stats_opts so = { 0 };
@@ -77,11 +152,14 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the counters of instance '%s'",
 				 ctx->instance);
 	}
-	sources = xrl_count_sources(&m);
-	if (sources < 0)
-		sources = 0;
+	if (xrl_census_sources(&m, defs, ids, n, tracked, &census)) {
+		memset(&census, 0, sizeof(census));
+		memset(tracked, 0, sizeof(tracked));
+	}
+	sources = census.tracked;
 	/* the controller never deletes buckets: whatever left the table was evicted */
-	evicted = xrl_evicted(&g, sources);
+	evicted = xrl_evicted(&g, census.tracked + census.stale);
+	window = stats_newsrc_window(&m, defs, ids, n, rs, rs2);
 	passed = g.packets - g.dropped;
 	passed_bytes = g.bytes - g.dropped_bytes;
 
@@ -101,6 +179,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		json_object_set_new(r, "new_refused", json_integer((json_int_t)s.new_refused));
 		json_object_set_new(r, "total_refused", json_integer((json_int_t)s.total_refused));
 		json_object_set_new(r, "sources_created", json_integer((json_int_t)s.created));
+		stats_newsrc_json(r, &defs[i], &s, &rs2[i], tracked[i], window);
 		json_array_append_new(rules, r);
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -119,6 +198,10 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	json_object_set_new(o, "events_suppressed", json_integer((json_int_t)g.events_suppressed));
 	json_object_set_new(o, "malformed_judged", json_integer((json_int_t)g.malformed_judged));
 	json_object_set_new(o, "vlan_deep", json_integer((json_int_t)g.vlan_deep));
+	json_object_set_new(o, "stale", json_integer((json_int_t)census.stale));
+	/* the nominal window (the rates use the measured one): equal readings give equal output */
+	json_object_set_new(o, "new_sources_window_s",
+			    window > 0 ? json_real(XRL_NEWSRC_WINDOW_NS / 1e9) : json_null());
 
 	if (ctx->json) {
 		json_object_set_new(o, "rules", rules);
@@ -134,8 +217,12 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_fmt_count((double)g.malformed, a, sizeof(a));
 		xrl_fmt_count((double)g.non_ip, b, sizeof(b));
 		xrl_fmt_count((double)g.no_rule, c, sizeof(c));
-		printf("malformed %s, non-IP %s, no rule %s; %ld sources tracked (capacity %u per family), %llu evicted\n\n",
+		printf("malformed %s, non-IP %s, no rule %s; %ld sources tracked (capacity %u per family), %llu evicted",
 		       a, b, c, sources, xrl_bucket_capacity(m.buckets_v4), (unsigned long long)evicted);
+		if (census.stale)
+			printf(", %ld stale (buckets of removed or changed rules, replaced as sources come)",
+			       census.stale);
+		printf("\n\n");
 		printf("%-40s %-6s %10s %10s %10s %10s\n", "RULE", "ACTION", "PASSED", "DROPPED",
 		       "PASS B", "DROP B");
 		for (i = 0; i < n; i++) {
@@ -156,8 +243,9 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			if (defs[i].action != XRL_ACT_LIMIT)
 				continue;
 			xrl_fmt_count((double)rs[i].created, cr, sizeof(cr));
-			printf("%s: %s sources given a bucket\n",
+			printf("%s: %s sources given a bucket",
 			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), cr);
+			stats_newsrc_text(&defs[i], &rs[i], &rs2[i], tracked[i], window);
 		}
 		for (i = 0; i < n; i++) {
 			char nr[32];
@@ -165,8 +253,9 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			if (!(defs[i].flags & XRL_F_NEWSRC))
 				continue;
 			xrl_fmt_count((double)rs[i].new_refused, nr, sizeof(nr));
-			printf("%s: %s packets of new sources refused by --new-sources\n",
+			printf("%s: %s packets of new sources refused by --new-sources",
 			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), nr);
+			stats_refused_text(&defs[i], &rs[i], &rs2[i], window);
 		}
 		for (i = 0; i < n; i++) {
 			char tr[32];

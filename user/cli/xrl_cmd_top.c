@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "xrl_cli.h"
+#include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
@@ -74,6 +75,51 @@ static void top_newsrc_lines(const struct xrl_maps *m, const struct xrl_rule_def
 		printf("rule %s: %s packets of new sources refused (budget %llu/%s): a spoofed-source flood?\n",
 		       rule, nr, (unsigned long long)defs[j].new_rate,
 		       defs[j].new_period == 3600 ? "h" : defs[j].new_period == 60 ? "m" : "s");
+	}
+}
+
+/*
+ * New sources arriving far above a rule's budget, from the rules' counters
+ * read twice XRL_NEWSRC_WINDOW_NS apart (docs/xrl.8, top): a line each in
+ * the text output, an object each (no "source" member) after the sources
+ * of the JSON array. Nothing when the counters cannot be read: the sources
+ * above are still true.
+ */
+static void top_newsrc_alerts(const struct xrl_maps *m, const struct xrl_rule_def *defs,
+			      const __u32 *ids, int nd, json_t *arr)
+{
+	static struct xrl_rule_stats a[XRL_MAX_RULES], b[XRL_MAX_RULES];
+	__u64 t0, t1;
+	double secs;
+	int j;
+
+	for (j = 0; j < nd && defs[j].action != XRL_ACT_LIMIT; j++)
+		;
+	if (j == nd || xrl_read_rule_stats_many(m, ids, nd, a))
+		return;
+	t0 = xrl_mono_ns();
+	xrl_newsrc_wait();
+	if (xrl_read_rule_stats_many(m, ids, nd, b))
+		return;
+	t1 = xrl_mono_ns();
+	secs = (double)(t1 - t0) / 1e9;
+	for (j = 0; j < nd; j++) {
+		struct xrl_newsrc_rate r;
+		enum xrl_newsrc_alert al;
+		char rule[192], line[512];
+
+		xrl_newsrc_rates(&defs[j], &a[j], &b[j], secs, &r);
+		al = xrl_newsrc_judge(&defs[j], &r);
+		if (al == XRL_NEWSRC_QUIET)
+			continue;
+		xrl_rule_format_match(&defs[j], rule, sizeof(rule));
+		xrl_newsrc_alert_line(&defs[j], &r, al, rule, line, sizeof(line));
+		if (!arr) {
+			printf("%s\n", line);
+			continue;
+		}
+		json_array_append_new(arr, xrl_newsrc_alert_json(&defs[j], &r, al, rule, line,
+							   XRL_NEWSRC_WINDOW_NS / 1e9));
 	}
 }
 
@@ -146,12 +192,14 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 			       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0);
 		}
 	}
-	if (ctx->json)
+	if (ctx->json) {
+		top_newsrc_alerts(&m, defs, ids, nd, arr);
 		xrl_json_print(ctx, arr);
-	else {
+	} else {
 		if (!shown)
 			printf("(no source dropped in the last %llu s)\n", XRL_TOP_RECENT_NS / 1000000000ULL);
 		top_newsrc_lines(&m, defs, ids, nd);
+		top_newsrc_alerts(&m, defs, ids, nd, NULL);
 		json_decref(arr);
 	}
 	free(top);

@@ -227,7 +227,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	__u32 sets4 = 0, sets6 = 0;
 	int malformed, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false, given_sources;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
@@ -509,8 +509,14 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		return json_pack("{s:s,s:s}", "instance", name, "error", why);
 	}
 	xrl_read_config(&m, &cfg);
-	xrl_ruleset_read(&m, defs, ids, &nrules);
-	sources = xrl_count_sources(&m);
+	if (xrl_ruleset_read(&m, defs, ids, &nrules))
+		nrules = 0;
+	{
+		/* the buckets of the rules in force: stale ones of removed rules are not tracked */
+		struct xrl_source_census c;
+
+		sources = xrl_census_sources(&m, defs, ids, nrules, NULL, &c) ? -1 : c.tracked;
+	}
 	ifs = json_array();
 	if (human)
 		printf("instance %s\n", name);

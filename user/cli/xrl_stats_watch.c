@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
@@ -31,7 +32,8 @@ struct stats_state {
 	double secs;
 	__u64 prev_ns;
 	struct xrl_global_stats g, g_prev;
-	long sources, sources_prev;
+	long sources;            /* tracked: buckets of the rules in force (xrl_census_sources) */
+	long live, live_prev;    /* every live entry, stale ones too: evictions are created - live */
 	__u32 capacity;
 	struct rule_row rows[XRL_MAX_RULES];
 	int n;
@@ -109,8 +111,15 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 	st->g_prev = st->g;
 	st->g = g;
 	st->prev_ns = now;
-	st->sources_prev = st->sources;
-	st->sources = xrl_count_sources(m);
+	{
+		struct xrl_source_census c;
+
+		if (xrl_census_sources(m, defs, ids, n, NULL, &c))
+			c.tracked = c.stale = -1;
+		st->live_prev = st->live;
+		st->sources = c.tracked;
+		st->live = c.tracked < 0 ? -1 : c.tracked + c.stale;
+	}
 	st->capacity = xrl_bucket_capacity(m->buckets_v4);
 	return 0;
 }
@@ -155,13 +164,13 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	count_cell(st, p->non_ip, g->non_ip, b, sizeof(b));
 	count_cell(st, p->no_rule, g->no_rule, c, sizeof(c));
 	if (st->rates) {
-		__u64 e0 = xrl_evicted(p, st->sources_prev), e1 = xrl_evicted(g, st->sources);
+		__u64 e0 = xrl_evicted(p, st->live_prev), e1 = xrl_evicted(g, st->live);
 
 		/* the live count can dip between two readings: no negative evictions */
 		xrl_fmt_count(e1 > e0 ? (double)(e1 - e0) / st->secs : 0, ev, sizeof(ev));
 		strncat(ev, "/s", sizeof(ev) - strlen(ev) - 1);
 	} else {
-		xrl_fmt_count((double)xrl_evicted(g, st->sources), ev, sizeof(ev));
+		xrl_fmt_count((double)xrl_evicted(g, st->live), ev, sizeof(ev));
 	}
 	xrl_frame_line(f, XRL_FRAME_PLAIN,
 		       "malformed %s, non-IP %s, no rule %s; sources: %ld tracked (capacity %u per family), evicted %s",
@@ -195,7 +204,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	/* below the table, so its rows stay one a rule: new sources refused by --new-sources */
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
 		const struct rule_row *r = &st->rows[i];
-		char nr[32], match[192];
+		char nr[32], match[192], bu[32];
 
 		if (!(r->def.flags & XRL_F_NEWSRC))
 			continue;
@@ -206,7 +215,9 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 			xrl_fmt_count((double)r->s.new_refused, nr, sizeof(nr));
 		}
 		xrl_rule_format_match(&r->def, match, sizeof(match));
-		xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources)", match, nr);
+		xrl_newsrc_budget_text(&r->def, bu, sizeof(bu));
+		xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources %s)", match,
+			       nr, bu);
 	}
 }
 

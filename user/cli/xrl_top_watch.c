@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_watch.h"
 
@@ -50,7 +51,72 @@ struct top_state {
 	int nrows, nshown;              /* nshown: rows with text and passed filled in */
 	struct top_passed *memo;        /* the rows shown at the previous reading */
 	int nmemo;
+	struct top_newsrc *ns;          /* new sources per rule: alerts */
 };
+
+/*
+ * New sources per rule between two readings, for the alert lines above the
+ * table (xrl_newsrc_judge). By rule id; a rule whose match changed (or a new
+ * rule on a reused id) starts from its counters at zero.
+ */
+struct top_newsrc {
+	struct xrl_rule_def defs[XRL_MAX_RULES], prev_def[XRL_MAX_RULES];
+	struct xrl_rule_stats cur[XRL_MAX_RULES], prev[XRL_MAX_RULES];
+	__u32 ids[XRL_MAX_RULES];
+	bool seen[XRL_MAX_RULES];
+	struct xrl_newsrc_rate rate[XRL_MAX_RULES];   /* by index in defs */
+	enum xrl_newsrc_alert alert[XRL_MAX_RULES];
+	int n;
+	bool rates;
+	__u64 prev_ns;
+};
+
+static int top_newsrc_sample(struct top_newsrc *ns, const struct xrl_maps *m)
+{
+	__u64 now;
+	double secs;
+	int i, err;
+
+	if ((err = xrl_ruleset_read(m, ns->defs, ns->ids, &ns->n)) ||
+	    (err = xrl_read_rule_stats_many(m, ns->ids, ns->n, ns->cur)))
+		return err;
+	now = xrl_mono_ns();
+	ns->rates = ns->prev_ns != 0;
+	secs = ns->rates ? (double)(now - ns->prev_ns) / 1e9 : 0;
+	for (i = 0; i < ns->n; i++) {
+		__u32 id = ns->ids[i];
+		struct xrl_rule_stats before = { 0 };
+
+		if (ns->seen[id] && xrl_rule_same_match(&ns->prev_def[id], &ns->defs[i]))
+			before = ns->prev[id];
+		xrl_newsrc_rates(&ns->defs[i], &before, &ns->cur[i], secs, &ns->rate[i]);
+		ns->alert[i] = ns->rates ? xrl_newsrc_judge(&ns->defs[i], &ns->rate[i]) : XRL_NEWSRC_QUIET;
+	}
+	memset(ns->seen, 0, sizeof(ns->seen));
+	for (i = 0; i < ns->n; i++) {
+		ns->seen[ns->ids[i]] = true;
+		ns->prev_def[ns->ids[i]] = ns->defs[i];
+		ns->prev[ns->ids[i]] = ns->cur[i];
+	}
+	ns->prev_ns = now;
+	return 0;
+}
+
+/* A line per rule whose new sources arrive far above its budget (see top in docs/xrl.8). */
+static void top_newsrc_draw(const struct top_newsrc *ns, struct xrl_frame *f)
+{
+	int i;
+
+	for (i = 0; i < ns->n && xrl_frame_room(f) > 0; i++) {
+		char rule[192], line[512];
+
+		if (ns->alert[i] == XRL_NEWSRC_QUIET)
+			continue;
+		xrl_rule_format_match(&ns->defs[i], rule, sizeof(rule));
+		xrl_newsrc_alert_line(&ns->defs[i], &ns->rate[i], ns->alert[i], rule, line, sizeof(line));
+		xrl_frame_line(f, XRL_FRAME_BOLD, "%s", line);
+	}
+}
 
 static int by_rate(const void *a, const void *b)
 {
@@ -187,7 +253,14 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 		st->nshown = 0;
 		return err;
 	}
-	st->sources = xrl_count_sources(m);
+	/* sources tracked: those of the rules in force (xrl_census_sources); "?" when unread */
+	{
+		struct xrl_source_census c;
+
+		st->sources = !top_newsrc_sample(st->ns, m) &&
+			      !xrl_census_sources(m, st->ns->defs, st->ns->ids, st->ns->n, NULL, &c) ?
+			      c.tracked : -1;
+	}
 
 	free(st->prev);
 	st->prev = cur;
@@ -234,6 +307,7 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	xrl_frame_line(f, XRL_FRAME_PLAIN,
 		       "sources: %s tracked, %d dropped in the last %llu s (drops are estimates: sampled 1 in %d per CPU)",
 		       srcs, st->nrows, XRL_TOP_RECENT_NS / 1000000000ULL, XRL_SKETCH_SAMPLE);
+	top_newsrc_draw(st->ns, f);
 	xrl_frame_line(f, XRL_FRAME_PLAIN, "%s", "");
 
 	for (i = 0; i < st->nshown; i++)
@@ -262,7 +336,8 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 
 int xrl_top_watch(struct xrl_ctx *ctx, double interval, __u64 count)
 {
-	struct top_state st = { .interval = interval, .count = count };
+	static struct top_newsrc ns;   /* rule tables: too big for the stack */
+	struct top_state st = { .interval = interval, .count = count, .ns = &ns };
 	struct xrl_view v = { .sample = top_sample, .draw = top_draw, .state = &st };
 	int rc = xrl_watch_run(ctx, &v, "top", interval);
 

@@ -28,7 +28,9 @@ struct scrape {
 	struct xrl_rule_stats *rs;
 	int n;
 	int *by_id;           /* rule id -> index in defs + 1, 0 for no rule */
-	long tracked[2];      /* live buckets: IPv4, IPv6 */
+	long tracked[2];      /* buckets of the rules in force: IPv4, IPv6 (xrl_census_sources) */
+	long stale;           /* live buckets of removed rules or older rule versions */
+	long *rule_tracked;   /* per rule, by index in defs */
 	__u32 capacity[2];
 	struct xrl_top_entry *top;
 	int ntop;
@@ -40,6 +42,7 @@ static void scrape_free(struct scrape *s)
 	free(s->ids);
 	free(s->rs);
 	free(s->by_id);
+	free(s->rule_tracked);
 	free(s->top);
 }
 
@@ -70,17 +73,21 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 	s->ids = calloc(XRL_MAX_RULES, sizeof(*s->ids));
 	s->rs = calloc(XRL_MAX_RULES, sizeof(*s->rs));
 	s->by_id = calloc(XRL_MAX_RULES, sizeof(*s->by_id));
-	if (!s->defs || !s->ids || !s->rs || !s->by_id)
+	s->rule_tracked = calloc(XRL_MAX_RULES, sizeof(*s->rule_tracked));
+	if (!s->defs || !s->ids || !s->rs || !s->by_id || !s->rule_tracked)
 		return -ENOMEM;
 	/* the order of xrl_cmd_stats: totals, rules, sources, then each rule's counters */
 	if ((err = xrl_read_global(m, &s->g)) || (err = xrl_ruleset_read(m, s->defs, s->ids, &s->n)))
 		return err;
-	s->tracked[0] = xrl_count_bucket_entries(m->buckets_v4);
-	s->tracked[1] = xrl_count_bucket_entries(m->buckets_v6);
-	if (s->tracked[0] < 0)
-		return (int)s->tracked[0];
-	if (s->tracked[1] < 0)
-		return (int)s->tracked[1];
+	{
+		struct xrl_source_census c;
+
+		if ((err = xrl_census_sources(m, s->defs, s->ids, s->n, s->rule_tracked, &c)))
+			return err;
+		s->tracked[0] = c.tracked_v4;
+		s->tracked[1] = c.tracked_v6;
+		s->stale = c.stale;
+	}
 	s->capacity[0] = xrl_bucket_capacity(m->buckets_v4);
 	s->capacity[1] = xrl_bucket_capacity(m->buckets_v6);
 	if ((err = xrl_read_rule_stats_many(m, s->ids, s->n, s->rs)))
@@ -201,11 +208,49 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 	}
 }
 
+/*
+ * Per limit rule: the sources it tracks now, and the new-source budget of
+ * those with --new-sources, so that an alert can compare
+ * rate(xrl_rule_sources_created_total) + rate(xrl_new_sources_refused_total)
+ * with it (as `xrl top` does, docs/xrl.8).
+ */
+static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
+{
+	int i;
+
+	xrl_metrics_family(f, "xrl_rule_sources_tracked", "gauge",
+	       "Sources with a bucket of each limit rule now.");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (s->defs[i].action != XRL_ACT_LIMIT)
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_rule_sources_tracked", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %ld\n", s->rule_tracked[i]);
+	}
+	xrl_metrics_family(f, "xrl_rule_new_sources_budget", "gauge",
+	       "New sources per second a rule with --new-sources gives a bucket at most (per host).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].flags & XRL_F_NEWSRC) || !s->defs[i].new_period)
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_rule_new_sources_budget", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %.6g\n", (double)s->defs[i].new_rate / s->defs[i].new_period);
+	}
+}
+
 static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metrics_opts *o)
 {
 	static const char *const fam[2] = { "ipv4", "ipv6" };
 	const char *in = o->instance ? o->instance : "default";
-	long live = s->tracked[0] + s->tracked[1];
+	long live = s->tracked[0] + s->tracked[1] + s->stale;
 	/* the controller never deletes buckets: whatever left the tables was evicted */
 	__u64 evicted = xrl_evicted(&s->g, live);
 	int i;
@@ -242,6 +287,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		xrl_metrics_label(f, ",", "rule", match);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].created);
 	}
+	newsrc_families(f, s, in);
 	xrl_metrics_family(f, "xrl_total_refused_total", "counter",
 	       "Packets within their source's limit dropped by their rule's aggregate cap "
 	       "(--total; also counted as dropped).");
@@ -287,6 +333,9 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	for (i = 0; i < 2; i++)
 		labelled_sample(f, "xrl_sources_tracked", in, "family", fam[i],
 				(unsigned long long)s->tracked[i]);
+	xrl_metrics_instance_family(f, "xrl_sources_stale", "gauge",
+			"Live buckets of removed rules or of an older version of a changed rule: not tracked, "
+			"replaced by new sources as they come.", in, (unsigned long long)s->stale);
 	xrl_metrics_family(f, "xrl_sources_capacity", "gauge",
 	       "Size of each bucket table (attach --max-sources); a full table evicts its least "
 	       "recently used source.");

@@ -17,14 +17,17 @@
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
 	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch",
-	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited", NULL,
+	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
+	/* per rule and host, whichever interface a packet arrives on (issue 13) */
+	"xrl_newsrc", "xrl_total", "xrl_total_local", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
 {
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
-			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited };
+			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
+			 &m->newsrc, &m->total, &m->total_local };
 	return slots[i];
 }
 
@@ -693,4 +696,72 @@ int xrl_map_read_all(int fd, void *keys, void *vals, size_t ksz, size_t vsz, int
 __u64 xrl_evicted(const struct xrl_global_stats *g, long live)
 {
 	return live >= 0 && g->sources_created > (__u64)live ? g->sources_created - (__u64)live : 0;
+}
+
+/*
+ * One bucket table's live entries sorted into those of a rule in force at
+ * its current version (counted per rule id in per_id) and the rest (stale).
+ * cur_ver[id] is the version + 1 of the rule in force with that id, 0 for none.
+ */
+static int census_table(int fd, const __u64 *cur_ver, long *per_id, long *stale)
+{
+	__u32 ways = table_ways(fd), nsets = xrl_map_max_entries(fd), i, w;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)nsets * (ways == XRL_WAYS4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
+	const unsigned char *tab;
+
+	if (!ways || !nsets)
+		return -EINVAL;
+	len = (len + page - 1) / page * page;
+	tab = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (tab == MAP_FAILED)
+		return -errno;
+	for (i = 0; i < nsets; i++) {
+		for (w = 0; w < ways; w++) {
+			__u64 k = ways == XRL_WAYS4 ?
+				((const struct xrl_set4 *)(const void *)tab)[i].w[w].key :
+				((const struct xrl_set6 *)(const void *)tab)[i].w[w].e.key;
+			__u32 id;
+
+			if (!xrl_key_live(k))
+				continue;
+			id = xrl_key_rule(k);
+			if (cur_ver[id] && xrl_key_current(k, (__u32)(cur_ver[id] - 1)))
+				per_id[id]++;
+			else
+				(*stale)++;
+		}
+	}
+	munmap((void *)tab, len);
+	return 0;
+}
+
+int xrl_census_sources(const struct xrl_maps *m, const struct xrl_rule_def *defs, const __u32 *ids,
+		       int n, long *per_rule, struct xrl_source_census *out)
+{
+	__u64 *cur_ver = calloc(XRL_MAX_RULES, sizeof(*cur_ver));
+	long *per_id[2] = { calloc(XRL_MAX_RULES, sizeof(long)), calloc(XRL_MAX_RULES, sizeof(long)) };
+	int i, err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!cur_ver || !per_id[0] || !per_id[1])
+		goto out;
+	for (i = 0; i < n; i++)
+		if (ids[i] < XRL_MAX_RULES)
+			cur_ver[ids[i]] = (__u64)defs[i].version + 1;
+	if ((err = census_table(m->buckets_v4, cur_ver, per_id[0], &out->stale)) ||
+	    (err = census_table(m->buckets_v6, cur_ver, per_id[1], &out->stale)))
+		goto out;
+	for (i = 0; i < XRL_MAX_RULES; i++) {
+		out->tracked_v4 += per_id[0][i];
+		out->tracked_v6 += per_id[1][i];
+	}
+	out->tracked = out->tracked_v4 + out->tracked_v6;
+	for (i = 0; per_rule && i < n; i++)
+		per_rule[i] = ids[i] < XRL_MAX_RULES ? per_id[0][ids[i]] + per_id[1][ids[i]] : 0;
+out:
+	free(cur_ver);
+	free(per_id[0]);
+	free(per_id[1]);
+	return err;
 }

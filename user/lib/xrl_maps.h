@@ -29,6 +29,9 @@ struct xrl_maps {
 	int fleet_floor;
 	int events;
 	int limited;
+	int newsrc;   /* new-source budgets (--new-sources): one per rule, all interfaces */
+	int total;    /* aggregate caps (--total), likewise */
+	int total_local;   /* per CPU: the unspent batch of cap tokens */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
@@ -97,6 +100,22 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 __u64 xrl_evicted(const struct xrl_global_stats *g, long live);
 /* Tracked sources (live buckets of both families), counted by walking the keys. */
 long xrl_count_sources(const struct xrl_maps *m);
+/*
+ * The sources tracked, as an operator means it: live entries of a rule in
+ * force, computed for its current version. A removed rule's buckets stay in
+ * the table until inserts replace them (the controller never deletes any),
+ * and so do a changed rule's until its sources come back (they restart
+ * full): those are stale, counted apart. Evictions are
+ * xrl_evicted(g, tracked + stale).
+ */
+struct xrl_source_census {
+	long tracked, tracked_v4, tracked_v6;
+	long stale;   /* live entries of removed rules, or of an older version of a rule */
+};
+
+/* Census of both tables for the rule set defs/ids[0..n); per_rule[i] (if not NULL): rule i's. 0 or -errno. */
+int xrl_census_sources(const struct xrl_maps *m, const struct xrl_rule_def *defs, const __u32 *ids,
+		       int n, long *per_rule, struct xrl_source_census *out);
 /* Live entries of one bucket table (buckets_v4 or buckets_v6), or -errno. */
 long xrl_count_bucket_entries(int fd);
 /* Entries a bucket table holds: its sets x ways (0 if fd is not one). */
