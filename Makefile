@@ -33,7 +33,9 @@ XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
+UNIT_TESTS += $(BUILD)/test_algo   # --algo
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
+PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
 
 .SECONDARY:
@@ -75,6 +77,8 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIB_OBJS) $(FLEET_OBJS)
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o -o $@ -lcmocka -ljansson
+$(BUILD)/test_algo: tests/unit/test_algo.c $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< $(BUILD)/xrl_rule.o $(BUILD)/xrl_opts.o -o $@ -lcmocka -ljansson -lpthread
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIB_OBJS) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
@@ -85,6 +89,9 @@ $(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_fuzz.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ $(LIBS_LIB)
+# --algo through the program (test clock)
+$(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIB_OBJS) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIB_OBJS) -o $@ -lcmocka $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
