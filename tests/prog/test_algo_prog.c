@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
 #include <linux/in.h>
@@ -21,6 +22,7 @@
 
 #include "xrl_testlib.h"
 #include "xrl_rule.h"
+#include "xrl_metrics.h"
 
 #define SEC_NS 1000000000ULL
 #define MS_NS  1000000ULL
@@ -317,6 +319,38 @@ static void test_algo_total(void **state)
 	assert_int_equal(burst_at(t, &b, 5), 1);
 }
 
+/* /metrics: a window rule's series carry algo= after their labels; a token bucket's stay as they were. */
+static void test_algo_metrics_label(void **state)
+{
+	static const char *const r[] = {
+		"100.64.0.0/24 --rate 2/s --algo sliding-window",
+		"100.65.0.0/24 --rate 2/s",
+		NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "100.64.0.12" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "100.65.0.12" };
+	struct xrl_metrics_opts o = { .addr = "127.0.0.1", .top_k = 10, .instance = "t" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(9700 * SEC_NS, &a, 5), 2);
+	assert_int_equal(burst_at(9700 * SEC_NS, &b, 5), 2);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(xrl_metrics_render(f, &o, &tl.maps, NULL, NULL), 0);
+	fclose(f);
+	if (getenv("XRL_TEST_VERBOSE"))
+		fputs(text, stdout);
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.64.0.0/24\",action=\"pass\",algo=\"sliding-window\"} 2\n"));
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.64.0.0/24\",action=\"drop\",algo=\"sliding-window\"} 3\n"));
+	assert_non_null(strstr(text, "xrl_rule_sources_created_total{instance=\"t\",rule=\"100.64.0.0/24\",algo=\"sliding-window\"} 1\n"));
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.65.0.0/24\",action=\"pass\"} 2\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_algo_match_and_per),
 		cmocka_unit_test(test_algo_rule_change),
 		cmocka_unit_test(test_algo_total),
+		cmocka_unit_test(test_algo_metrics_label),
 	};
 
 	return cmocka_run_group_tests_name("xrl --algo through the program", tests, setup, teardown);
