@@ -113,12 +113,11 @@ static __always_inline int xrl_sw_admit(__u64 word, int fresh, __u64 idx, __u64 
 static __always_inline int xrl_win_peek(__u8 algo, __u64 word, int fresh, __u64 now_ns,
 					__u64 rt_off, __u64 win_ns, __u32 limit, __u64 *next)
 {
-	__u64 idx = xrl_win_index(now_ns, rt_off, win_ns);
+	__u64 t = now_ns + rt_off, idx = t / win_ns;   /* one division: pos from idx */
 
 	if (algo == XRL_ALGO_FIXED_WINDOW)
 		return xrl_fw_admit(word, fresh, idx, limit, next);
-	return xrl_sw_admit(word, fresh, idx, xrl_win_pos(now_ns, rt_off, win_ns), win_ns,
-			    limit, next);
+	return xrl_sw_admit(word, fresh, idx, t - idx * win_ns, win_ns, limit, next);
 }
 
 /*
