@@ -62,9 +62,18 @@ static __always_inline __u64 xrl_win_pos(__u64 now_ns, __u64 rt_off, __u64 win_n
 static __always_inline int xrl_fw_admit(__u64 word, int fresh, __u64 idx, __u32 limit,
 					__u64 *next)
 {
-	__u32 widx = (__u32)idx;
-	__u64 cur = (!fresh && (__u32)(word >> 32) == widx) ? (__u32)word : 0;
+	__u32 widx = (__u32)idx, sidx = (__u32)(word >> 32);
+	__u64 cur = 0;
 
+	if (!fresh && (__s32)(widx - sidx) <= 0) {
+		/*
+		 * This window, or a packet whose clock reading is behind the
+		 * word's window (another CPU read a later clock and moved the
+		 * word on): it counts in the word's window, never resets it.
+		 */
+		widx = sidx;
+		cur = (__u32)word;
+	}
 	if (cur >= limit)
 		return 0;
 	*next = ((__u64)widx << 32) | (cur + 1);
@@ -79,8 +88,10 @@ static __always_inline void xrl_sw_counts(__u64 word, int fresh, __u64 idx, __u6
 
 	*prev = 0;
 	*cur = 0;
-	if (fresh || d > 1)
+	if (fresh || (d > 1 && d < 0x800000u))
 		return;
+	if (d >= 0x800000u)   /* behind the word's window (see xrl_fw_admit): counts in it */
+		d = 0;
 	if (d == 1) {
 		*prev = word & XRL_SW_MAX;
 		return;
@@ -98,7 +109,13 @@ static __always_inline int xrl_sw_admit(__u64 word, int fresh, __u64 idx, __u64 
 					__u64 win_ns, __u32 limit, __u64 *next)
 {
 	__u64 prev, cur;
+	__u32 d = ((__u32)idx - (__u32)(word >> 40)) & 0xffffffu;
 
+	if (!fresh && d >= 0x800000u) {
+		/* behind the word's window: decided in it, at its start (the strictest point) */
+		idx = word >> 40;
+		pos = 0;
+	}
 	xrl_sw_counts(word, fresh, idx, &prev, &cur);
 	if (prev * (win_ns - pos) + (cur + 1) * win_ns > (__u64)limit * win_ns)
 		return 0;
