@@ -560,7 +560,7 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 			nb->tat = xrl_log_word(bpf_get_prandom_u32());
 		else
 			pass = xrl_win_peek(r->algo, 0, 1, now_ns, rt_off, r->win_ns, r->win_limit,
-					    &nb->tat);
+					    floor_ns, &nb->tat);
 		nb->passed = pass;
 		return pass;
 	}
@@ -685,11 +685,14 @@ struct xrl_dargs {
 	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
 	__u64 len;
 	__u64 now_ns;
-	__u64 floor_ns;
+	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
-	__u32 fresh;      /* xrl_win_decide: the entry's rule version is not the rule's */
+	__u32 way;        /* XRL_INSERT_DECIDE: the way inserted */
 };
+
+/* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
+#define XRL_INSERT_DECIDE 2
 
 /*
  * A window algorithm's decision (--algo, xrl_algo.h) on entry e: its word
@@ -708,8 +711,11 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		return 0;
 	b = &e->st;
 	k = d->key;
-	now_ns = d->now_ns;
-	fresh = d->fresh;
+	if (!b->seen)
+		b->seen = 1;
+	/* as xrl_decide: an entry of another rule version starts empty; never before its last admission */
+	fresh = !xrl_key_current(k, r->version);
+	now_ns = xrl_gcra_clamp(d->now_ns, b->last_ns);
 
 	if (r->algo == XRL_ALGO_SLIDING_LOG) {
 		struct xrl_bucket_key lk = { .rule_id = r->id, .family = d->family };
@@ -748,10 +754,10 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		/* the cap after the source's own window said yes, as for the token bucket */
 		if ((r->flags & XRL_F_TOTAL) &&
 		    (!xrl_win_peek(r->algo, b->tat, fresh, now_ns, cfg->rt_off_ns, r->win_ns,
-				   r->win_limit, &next) || !xrl_total_take(r, now_ns)))
+				   r->win_limit, d->floor_ns, &next) || !xrl_total_take(r, now_ns)))
 			return 0;
 		got = xrl_win_take(&b->tat, &e->key, k, r->algo, fresh, now_ns, cfg->rt_off_ns,
-				   r->win_ns, r->win_limit);
+				   r->win_ns, r->win_limit, d->floor_ns);
 	}
 	if (got <= 0) {
 		if (r->flags & XRL_F_TOTAL)
@@ -793,11 +799,6 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	if (fresh)
 		now_ns = xrl_start_ns(r, cfg, now_ns);
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
-	if (r->algo != XRL_ALGO_TOKEN_BUCKET) {
-		d->now_ns = now_ns;
-		d->fresh = fresh;
-		return xrl_win_decide(e, r, d, cfg, gs);
-	}
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
 	if ((r->flags & XRL_F_BYTES) &&
@@ -892,10 +893,11 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	if (rs)										\
 		rs->created++;								\
 	if (r->algo == XRL_ALGO_SLIDING_LOG) {						\
+		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */	\
 		d->key = xrl_key_with_version(want, r->version);			\
 		d->now_ns = now_ns;							\
-		d->fresh = 0;								\
-		return xrl_win_decide(&ENT(v), r, d, cfg, gs);				\
+		d->way = v;								\
+		return XRL_INSERT_DECIDE;						\
 	}										\
 	return pass
 
@@ -914,6 +916,11 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 	XRL_INSERT_BODY(XRL_WAYS6, __builtin_memcpy(set->w[v].addr, d->addr, 16));
 #undef ENT
 }
+
+/* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
+#define XRL_DECIDE(e, r, d, cfg, gs)							\
+	((r)->algo != XRL_ALGO_TOKEN_BUCKET ? xrl_win_decide(e, r, d, cfg, gs) :		\
+					      xrl_decide(e, r, d, cfg, gs))
 
 /*
  * The limit decision in the IPv4 table for a masked address: one set, its
@@ -940,7 +947,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		k = set->w[i].key;
 		if (xrl_key_match(k, want)) {
 			d.key = k;
-			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 		}
 		/* two ways match (a racing insert of the same source), or it changed: scan */
 		for (i = 0; i < XRL_WAYS4; i++) {
@@ -950,12 +957,15 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		}
 		d.key = k;
 		if (i < XRL_WAYS4)
-			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 	}
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
-	return xrl_insert4(set, r, &d, cfg, gs);
+	i = xrl_insert4(set, r, &d, cfg, gs);
+	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
+		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
+	return i;
 }
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address. */
@@ -982,7 +992,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		k = set->w[i].e.key;
 		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
 			d.key = k;
-			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 		}
 		for (i = 0; i < XRL_WAYS6; i++) {
 			k = set->w[i].e.key;
@@ -991,13 +1001,16 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 		d.key = k;
 		if (i < XRL_WAYS6)
-			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 	}
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
 	__builtin_memcpy(d.addr, a, 16);
-	return xrl_insert6(set, r, &d, cfg, gs);
+	i = xrl_insert6(set, r, &d, cfg, gs);
+	if (i == XRL_INSERT_DECIDE)
+		return xrl_win_decide(&set->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
+	return i;
 }
 
 /*
@@ -1023,6 +1036,27 @@ static __always_inline int xrl_fleet_floor_of(const struct xrl_rule *r,
 	if (f && f->until_ns > now_ns)
 		*floor_ns = f->until_ns;
 	return 0;
+}
+
+/*
+ * A global window rule (--algo): instead of a floor, the other hosts'
+ * counts of the source's window as the daemon last had them from Redis,
+ * packed by xrl_win_others; none when the floor is moot (expired, or the
+ * daemon opened the rule: floor_ns 0 then).
+ */
+static __noinline __u64 xrl_fleet_window_others(const struct xrl_rule *r,
+					       const struct xrl_bucket_key *key, __u64 now_ns,
+					       __u64 floor_ns, struct xrl_config *cfg)
+{
+	struct xrl_fleet_floor *f;
+
+	if (!floor_ns || !r->win_ns)
+		return 0;
+	f = bpf_map_lookup_elem(&xrl_fleet_floor, key);
+	if (!f)
+		return 0;
+	return xrl_win_others(xrl_win_index(now_ns, cfg->rt_off_ns, r->win_ns), f->win_idx,
+			      f->win_others, f->win_others_prev);
 }
 
 /* Count an admission (or a sampled drop) of a global rule for the daemon. */
@@ -1078,6 +1112,8 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	xrl_make_key(r, p, &key);
 	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
 		return 0;
+	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
+		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
 	if (p->family == 4)
 		pass = xrl_limit_v4(r, key.addr[0], len, now_ns, floor_ns, cfg, gs);

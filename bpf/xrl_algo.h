@@ -58,9 +58,11 @@ static __always_inline __u64 xrl_win_pos(__u64 now_ns, __u64 rt_off, __u64 win_n
 /*
  * Fixed window: admit one packet in window idx (limit per window)? 1 with
  * the new word, or 0. A fresh source (its rule changed) has counted nothing.
+ * others: what the rest of the fleet admitted in the window (--global; 0
+ * for a local rule), added to the source's own count.
  */
 static __always_inline int xrl_fw_admit(__u64 word, int fresh, __u64 idx, __u32 limit,
-					__u64 *next)
+					__u32 others, __u64 *next)
 {
 	__u32 widx = (__u32)idx, sidx = (__u32)(word >> 32);
 	__u64 cur = 0;
@@ -74,7 +76,7 @@ static __always_inline int xrl_fw_admit(__u64 word, int fresh, __u64 idx, __u32 
 		widx = sidx;
 		cur = (__u32)word;
 	}
-	if (cur >= limit)
+	if (others >= limit || cur >= limit - others)
 		return 0;
 	*next = ((__u64)widx << 32) | (cur + 1);
 	return 1;
@@ -103,12 +105,15 @@ static __always_inline void xrl_sw_counts(__u64 word, int fresh, __u64 idx, __u6
 /*
  * Sliding window: admit one packet at pos ns into window idx (win_ns
  * long)? prev x (win - pos) + (cur + 1) x win <= limit x win: below 2^63
- * for limits under 2^20 and windows up to an hour (2^42 ns).
+ * for limits under 2^20 and windows up to an hour (2^42 ns). The fleet's
+ * other counts (--global: oc this window, op the one before) add to the
+ * source's own, capped at the limit.
  */
 static __always_inline int xrl_sw_admit(__u64 word, int fresh, __u64 idx, __u64 pos,
-					__u64 win_ns, __u32 limit, __u64 *next)
+					__u64 win_ns, __u32 limit, __u32 oc, __u32 op,
+					__u64 *next)
 {
-	__u64 prev, cur;
+	__u64 prev, cur, ec, ep;
 	__u32 d = ((__u32)idx - (__u32)(word >> 40)) & 0xffffffu;
 
 	if (!fresh && d >= 0x800000u) {
@@ -117,7 +122,13 @@ static __always_inline int xrl_sw_admit(__u64 word, int fresh, __u64 idx, __u64 
 		pos = 0;
 	}
 	xrl_sw_counts(word, fresh, idx, &prev, &cur);
-	if (prev * (win_ns - pos) + (cur + 1) * win_ns > (__u64)limit * win_ns)
+	ec = cur + (oc < limit ? oc : limit);
+	ep = prev + (op < limit ? op : limit);
+	if (ec >= limit)
+		return 0;
+	if (ep > limit)
+		ep = limit;   /* both at most 2^20: no product overflows */
+	if (ep * (win_ns - pos) + (ec + 1) * win_ns > (__u64)limit * win_ns)
 		return 0;
 	*next = (((__u64)idx & 0xffffffu) << 40) | (prev << 20) | (cur + 1);
 	return 1;
@@ -126,15 +137,19 @@ static __always_inline int xrl_sw_admit(__u64 word, int fresh, __u64 idx, __u64 
 /*
  * Admit one packet of a window algorithm (XRL_ALGO_FIXED_WINDOW or
  * XRL_ALGO_SLIDING_WINDOW) at now_ns against the word at wp; read-only.
+ * others: the rest of the fleet's counts for a global rule, the previous
+ * window's << 32 | this window's (xrl_win_others); 0 for a local rule.
  */
 static __always_inline int xrl_win_peek(__u8 algo, __u64 word, int fresh, __u64 now_ns,
-					__u64 rt_off, __u64 win_ns, __u32 limit, __u64 *next)
+					__u64 rt_off, __u64 win_ns, __u32 limit, __u64 others,
+					__u64 *next)
 {
 	__u64 t = now_ns + rt_off, idx = t / win_ns;   /* one division: pos from idx */
 
 	if (algo == XRL_ALGO_FIXED_WINDOW)
-		return xrl_fw_admit(word, fresh, idx, limit, next);
-	return xrl_sw_admit(word, fresh, idx, t - idx * win_ns, win_ns, limit, next);
+		return xrl_fw_admit(word, fresh, idx, limit, (__u32)others, next);
+	return xrl_sw_admit(word, fresh, idx, t - idx * win_ns, win_ns, limit, (__u32)others,
+			    (__u32)(others >> 32), next);
 }
 
 /*
@@ -144,14 +159,14 @@ static __always_inline int xrl_win_peek(__u8 algo, __u64 word, int fresh, __u64 
  */
 static __always_inline int xrl_win_take(__u64 *wp, const __u64 *keyp, __u64 key, __u8 algo,
 					int fresh, __u64 now_ns, __u64 rt_off, __u64 win_ns,
-					__u32 limit)
+					__u32 limit, __u64 others)
 {
 	__u64 old, next;
 	int i;
 
 	for (i = 0; i < XRL_ALGO_TRIES; i++) {
 		old = *(volatile __u64 *)wp;
-		if (!xrl_win_peek(algo, old, fresh, now_ns, rt_off, win_ns, limit, &next))
+		if (!xrl_win_peek(algo, old, fresh, now_ns, rt_off, win_ns, limit, others, &next))
 			return 0;
 		if (keyp && *(volatile const __u64 *)keyp != key)
 			return -1;
@@ -159,6 +174,22 @@ static __always_inline int xrl_win_take(__u64 *wp, const __u64 *keyp, __u64 key,
 			return 1;
 	}
 	return -1;
+}
+
+/*
+ * The fleet's other counts as of window idx, packed for xrl_win_peek, from
+ * the daemon's last answer for window widx (its this-window and
+ * previous-window counts): the answer is for this window, or one window
+ * old (the daemon has not answered since the boundary: its count is now
+ * the previous window's), or older and moot.
+ */
+static __always_inline __u64 xrl_win_others(__u64 idx, __u64 widx, __u32 cur, __u32 prev)
+{
+	if (widx == idx)
+		return ((__u64)prev << 32) | cur;
+	if (widx + 1 == idx)
+		return (__u64)cur << 32;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- sliding log */

@@ -491,6 +491,16 @@ struct xrl_fleet_floor {
 	__u64 share_ns;    /* this host's own TAT at its share of the rate (daemon's GCRA) */
 	__u32 share_ppm;   /* this host's share of the source's demand, when Redis last said */
 	__u32 live;        /* hosts that reported demand for the source then */
+	/*
+	 * --algo: a global window rule's fleet counts, from Redis' window
+	 * counters: the other hosts' admissions in window win_idx (UTC-aligned)
+	 * and in the one before; and (daemon only) this host's own in them.
+	 */
+	__u64 win_idx;
+	__u32 win_others;
+	__u32 win_others_prev;
+	__u64 win_own;
+	__u64 win_own_prev;
 };
 
 #endif /* XRL_COMMON_H */

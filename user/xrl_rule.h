@@ -82,6 +82,7 @@ __u64 xrl_coarse_tick_ns(void);
 __u64 xrl_mono_ns(void);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC: xrl_config.rt_off_ns, where windows (--algo) align to UTC. */
 __u64 xrl_rt_off_ns(void);
+__u64 xrl_rt_now_ns(void);   /* CLOCK_REALTIME in ns */
 /*
  * Tokens a CPU takes at once from a --total cap's shared word: burst /
  * (50 x CPUs), 1 to XRL_TOTAL_BATCH_MAX, so the tokens held back in other

@@ -121,4 +121,59 @@ section "stats and metrics name the algorithm"
 got=$(jq -r --arg p "198.18.$a.10/32" '.rules[] | select(.prefix == $p) | "\(.algo) \(.passed)"' "$XRLT_TMP/stats.json")
 [ "$got" = "fixed-window 20" ] && ok "stats --json: fixed-window, 20 passed" || bad "stats --json for 198.18.$a.10/32: $got"
 
+section "the literature's two servers: 30 requests from one client over two hosts, 10 per minute each"
+# two "hosts" (instances on veth pairs of their own, each with its own daemon),
+# one Redis; one request every 0.4 s alternating between them, all inside one
+# UTC minute; per host each admits 10 of its 15 (20 in all), with --global
+# the fleet admits 10: the other host's count arrives within a round (100 ms)
+# of a request 0.8 s apart on the same host.
+. "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
+xrlt_require_cmd redis-server redis-cli jq
+FLEET_PORT=$((20000 + ($$ + 7919) % 20000))
+FLEET_INTERVAL=100
+FLEET_RULES=$XRLT_TMP/fleet.rules
+cat >"$FLEET_RULES" <<EOF
+198.18.201.10/32 --rate 10/m --algo fixed-window
+198.18.201.20/32 --rate 10/m --algo fixed-window --global
+198.18.201.30/32 --rate 10/m --algo sliding-window --global
+EOF
+fleet_redis_start
+for i in 1 2; do
+	fleet_host_create "$i"
+	fleet_daemon_start "$i"
+done
+sleep 1
+for i in 1 2; do
+	grep -q "connected" "$XRLT_TMP/daemon$i.log" || bad "host $i: daemon did not connect: $(cat "$XRLT_TMP/daemon$i.log")"
+done
+fleet_cfg "$XRLT_TMP/lit.cfg" 198.18.201.10 198.18.201.20 198.18.201.30
+# start within the first 45 s of a UTC minute: the 12 s run stays in it
+sec=$(date -u +%S)
+sec=${sec#0}
+[ "$sec" -le 44 ] || sleep $((61 - sec))
+t0=$(fleet_now)
+for k in $(seq 0 29); do
+	fleet_sleep_until "$t0" "$(xrlt_calc "$k * 0.4")"
+	fleet_send_once $((1 + k % 2)) "$XRLT_TMP/lit.cfg" 3
+done
+t1=$(fleet_now)
+sleep 0.3
+local_n=$(fleet_passed_sum 198.18.201.10/32 1 2)
+global_fw=$(fleet_passed_sum 198.18.201.20/32 1 2)
+global_sw=$(fleet_passed_sum 198.18.201.30/32 1 2)
+seen1=$("$XRL" --instance "$(fleet_inst 1)" --json stats |
+	jq -r '.rules[] | select(.prefix == "198.18.201.10/32") | .passed + .dropped')
+printf '        in %.1f s (UTC minute %s): per host %d of 30 passed; --global fixed-window %d, sliding-window %d\n' \
+	"$(xrlt_calc "$t1 - $t0")" "$(date -u -d "@${t0%.*}" +%H:%M)" "$local_n" "$global_fw" "$global_sw"
+check "host 1 saw its 15 requests ($seen1)" "${seen1:-0} == 15"
+check "per-host fixed-window 10/m on each of 2 hosts lets 20 of 30 through ($local_n)" "$local_n == 20"
+check "--global fixed-window 10/m lets 10 of 30 through, at most one more (a round's lag) ($global_fw)" "$global_fw >= 10 && $global_fw <= 11"
+check "--global sliding-window 10/m likewise ($global_sw)" "$global_sw >= 10 && $global_sw <= 11"
+wkeys=$(fleet_redis_cli --scan --pattern 'xrl:*:w:*')
+n_keys=$(echo "$wkeys" | grep -c .)
+check "Redis holds one window counter per global source ($n_keys keys)" "$n_keys == 2"
+ttl=$(fleet_redis_cli pttl "$(echo "$wkeys" | head -1)")
+check "a window counter expires (PEXPIRE: two windows and a second at most; $ttl ms left)" "${ttl:--1} > 0 && ${ttl:--1} <= 121000"
+for i in 1 2; do fleet_daemon_stop "$i"; done
+
 xrlt_finish

@@ -319,6 +319,47 @@ static void test_algo_total(void **state)
 	assert_int_equal(burst_at(t, &b, 5), 1);
 }
 
+/*
+ * --global: the daemon's window counts (xrl_fleet_floor, as it writes them
+ * from Redis) add to the source's own: with 7 admitted elsewhere in this
+ * window, a 10/s fixed window admits 3 here. One window later the same
+ * answer is the previous window's: moot for the fixed window, weighted for
+ * the sliding one; expired (until_ns past), it counts for nothing.
+ */
+static void test_algo_global_counts(void **state)
+{
+	static const char *const r[] = {
+		"100.66.0.0/24 --rate 10/s --algo fixed-window --global",
+		"100.67.0.0/24 --rate 10/s --algo sliding-window --global",
+		NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "100.66.0.1" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "100.67.0.1" };
+	struct xrl_bucket_key ka = { .family = 4 }, kb = { .family = 4 };
+	__u64 t = 11000 * SEC_NS;
+	struct xrl_fleet_floor f = { .until_ns = t + 10 * SEC_NS, .win_idx = 11000,
+				     .win_others = 7 };
+
+	(void)state;
+	rules(r);
+	ka.rule_id = (__u32)xrl_tl_rule_id(&tl, "100.66.0.0/24");
+	kb.rule_id = (__u32)xrl_tl_rule_id(&tl, "100.67.0.0/24");
+	inet_pton(AF_INET, "100.66.0.1", &ka.addr[0]);
+	inet_pton(AF_INET, "100.67.0.1", &kb.addr[0]);
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &kb, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 100 * MS_NS, &a, 10), 3);
+	assert_int_equal(burst_at(t + 100 * MS_NS, &b, 10), 3);
+	/* next window, the daemon not heard since: fixed 10; sliding (3 + 7) x 0.5 used of 10 */
+	assert_int_equal(burst_at(t + 1500 * MS_NS, &a, 12), 10);
+	assert_int_equal(burst_at(t + 1500 * MS_NS, &b, 12), 5);
+	/* expired: plain local windows */
+	f.until_ns = t;
+	f.win_idx = 11003;
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 3100 * MS_NS, &a, 12), 10);
+}
+
 /* /metrics: a window rule's series carry algo= after their labels; a token bucket's stay as they were. */
 static void test_algo_metrics_label(void **state)
 {
@@ -364,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_algo_rule_change),
 		cmocka_unit_test(test_algo_total),
 		cmocka_unit_test(test_algo_metrics_label),
+		cmocka_unit_test(test_algo_global_counts),
 	};
 
 	return cmocka_run_group_tests_name("xrl --algo through the program", tests, setup, teardown);

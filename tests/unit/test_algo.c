@@ -65,7 +65,7 @@ static void test_fixed_window_model(void **state)
 			model_cnt = 0;
 		}
 		want = model_cnt < limit;
-		got = xrl_win_peek(XRL_ALGO_FIXED_WINDOW, word, 0, t, 0, SEC_NS, limit, &next);
+		got = xrl_win_peek(XRL_ALGO_FIXED_WINDOW, word, 0, t, 0, SEC_NS, limit, 0, &next);
 		assert_int_equal(got, want);
 		if (got) {
 			word = next;
@@ -78,19 +78,33 @@ static void test_fixed_window_model(void **state)
 	 * resets it, or two CPUs either side of a boundary would each restart
 	 * the count for the other.
 	 */
-	assert_true(xrl_fw_admit(((__u64)5 << 32) | 3, 0, 4, 10, &next));
+	assert_true(xrl_fw_admit(((__u64)5 << 32) | 3, 0, 4, 10, 0, &next));
 	assert_int_equal(next, ((__u64)5 << 32) | 4);
-	assert_false(xrl_fw_admit(((__u64)5 << 32) | 10, 0, 4, 10, &next));
-	assert_true(xrl_fw_admit(((__u64)5 << 32) | 10, 0, 6, 10, &next));   /* the next window */
+	assert_false(xrl_fw_admit(((__u64)5 << 32) | 10, 0, 4, 10, 0, &next));
+	assert_true(xrl_fw_admit(((__u64)5 << 32) | 10, 0, 6, 10, 0, &next));   /* the next window */
 	assert_int_equal(next, ((__u64)6 << 32) | 1);
 	/* the same for the sliding window: decided in the word's window, at its start */
 	assert_false(xrl_sw_admit(((__u64)5 << 40) | (4ull << 20) | 6, 0, 4, 999 * MS_NS, SEC_NS, 10,
-				  &next));
+				  0, 0, &next));
 	assert_true(xrl_sw_admit(((__u64)5 << 40) | (4ull << 20) | 5, 0, 4, 999 * MS_NS, SEC_NS, 10,
-				 &next));
+				 0, 0, &next));
 	assert_int_equal(next, ((__u64)5 << 40) | (4ull << 20) | 6);
+	/* --global: the rest of the fleet's count adds to the source's own, capped at the limit */
+	assert_true(xrl_fw_admit(((__u64)7 << 32) | 3, 0, 7, 10, 6, &next));
+	assert_false(xrl_fw_admit(((__u64)7 << 32) | 4, 0, 7, 10, 6, &next));
+	assert_false(xrl_fw_admit(0, 0, 7, 10, 0xffffffffu, &next));
+	assert_true(xrl_sw_admit(((__u64)7 << 40) | 2, 0, 7, 500 * MS_NS, SEC_NS, 10, 3, 8, &next));
+	/* 8 x 0.5 + 2 + 3 + 1 = 10 <= 10; one more is over */
+	assert_false(xrl_sw_admit(next, 0, 7, 500 * MS_NS, SEC_NS, 10, 3, 8, &next));
+	assert_false(xrl_sw_admit(0, 0, 7, 0, 3600 * SEC_NS, XRL_SW_MAX, 0xffffffffu, 0xffffffffu,
+				  &next));
+	/* the daemon's answer is this window's, one window old, or moot */
+	assert_int_equal(xrl_win_others(9, 9, 3, 4), (4ull << 32) | 3);
+	assert_int_equal(xrl_win_others(10, 9, 3, 4), 3ull << 32);
+	assert_int_equal(xrl_win_others(11, 9, 3, 4), 0);
+	assert_int_equal(xrl_win_others(8, 9, 3, 4), 0);
 	/* fresh: a source of an older rule version starts at 0 */
-	assert_true(xrl_fw_admit(word, 1, xrl_win_index(t, 0, SEC_NS), 1, &next));
+	assert_true(xrl_fw_admit(word, 1, xrl_win_index(t, 0, SEC_NS), 1, 0, &next));
 	assert_int_equal((__u32)next, 1);
 }
 
@@ -117,7 +131,7 @@ static void test_sliding_window_bound(void **state)
 		pos = xrl_win_pos(t, 0, SEC_NS);
 		xrl_sw_counts(word, 0, idx, &prev, &cur);
 		want = (double)prev * (double)(SEC_NS - pos) / SEC_NS + cur + 1 <= limit + 1e-9;
-		got = xrl_sw_admit(word, 0, idx, pos, SEC_NS, limit, &next);
+		got = xrl_sw_admit(word, 0, idx, pos, SEC_NS, limit, 0, 0, &next);
 		assert_int_equal(got, want);
 		if (!got)
 			continue;
@@ -138,7 +152,7 @@ static void test_sliding_window_bound(void **state)
 	assert_true(worst < 2 * (int)limit);
 	/* counts saturate at the limit for any window, hours included */
 	assert_false(xrl_sw_admit(((__u64)5 << 40) | XRL_SW_MAX, 0, 5, 0, 3600 * SEC_NS, XRL_SW_MAX,
-				  &next));
+				  0, 0, &next));
 }
 
 /* The sliding log against a brute-force log: exact, at random times. */
@@ -199,7 +213,7 @@ static void *race_thread(void *arg)
 		if (r->algo == XRL_ALGO_SLIDING_LOG)
 			got = xrl_log_take(r->word, r->ring, NULL, 0, r->limit, t, SEC_NS);
 		else
-			got = xrl_win_take(r->word, NULL, 0, r->algo, 0, t, 0, SEC_NS, r->limit);
+			got = xrl_win_take(r->word, NULL, 0, r->algo, 0, t, 0, SEC_NS, r->limit, 0);
 		r->passed += got > 0;
 	}
 	return NULL;
@@ -299,7 +313,9 @@ static void test_algo_words(void **state)
 	parse_refused("10.0.0.0/8 --rate 10/s --algo fixed-window --burst 5",
 		      "--burst is a token-bucket setting");
 	parse_refused("10.0.0.0/8 --rate 10/s --algo sliding-log --bytes 1M", "--bytes is a token bucket");
-	parse_refused("10.0.0.0/8 --rate 10/s --algo sliding-window --global", "--global");
+	parse_refused("10.0.0.0/8 --rate 10/s --algo sliding-log --global", "sliding-window");
+	parse_ok("10.0.0.0/8 --rate 10/s --algo sliding-window --global",
+		 "10.0.0.0/8 --rate 10/s --algo sliding-window --per 32 --global");
 	parse_refused("10.0.0.0/8 --rate 65/s --algo sliding-log", "at most 64");
 	parse_refused("10.0.0.0/8 --rate 65/s --algo sliding-log", "sliding-window");
 	parse_refused("10.0.0.0/8 --rate 1048576/h --algo sliding-window", "1048575");
