@@ -168,6 +168,14 @@ struct {
 	__type(value, struct xrl_limited);
 } xrl_limited SEC(".maps");
 
+/* The penalty box (--block): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_BLOCKED_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_block);
+} xrl_blocked SEC(".maps");
+
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
 struct {
@@ -602,7 +610,8 @@ static __always_inline int xrl_event_allowed(struct xrl_config *cfg, __u64 now_n
  * fresh so the daemon can tell when it went quiet.
  */
 static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, __u64 now_ns,
-					     struct xrl_config *cfg, struct xrl_global_stats *gs)
+					     __u32 policy, struct xrl_config *cfg,
+					     struct xrl_global_stats *gs)
 {
 	struct xrl_limited nl = { .since_ns = now_ns, .last_drop_ns = now_ns };
 	struct xrl_limited *l = bpf_map_lookup_elem(&xrl_limited, key);
@@ -631,9 +640,27 @@ static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, _
 	ev->time_ns = now_ns;
 	ev->key = *key;
 	ev->_pad2 = 0;
+	ev->until_ns = 0;
+	ev->prev_until_ns = 0;
+	ev->policy = policy;
+	ev->_pad3 = 0;
 	bpf_ringbuf_submit(ev, 0);
 	gs->events++;
 }
+
+
+/*
+ * Drops of a limit decision that are not the source's own excess: the
+ * new-source budget, the aggregate cap, a failed insert or a lost CAS race
+ * (all counted per CPU, so a change across one decision is this packet's).
+ * They do not put a source in the penalty box.
+ */
+static __always_inline __u64 xrl_not_own(const struct xrl_rule_stats *rs,
+					 const struct xrl_global_stats *gs)
+{
+	return rs->new_refused + rs->total_refused + gs->insert_failed + gs->cas_contended;
+}
+
 
 static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct xrl_pkt *p,
 					 struct xrl_bucket_key *key)
@@ -649,6 +676,88 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
 		__builtin_memcpy(key->addr, p->saddr, 16);
 		xrl_mask_v6(key->addr, r->per_len);
 	}
+}
+
+/* Is the packet's source in its rule's penalty box (--block) at now_ns? Read-only. */
+__noinline int xrl_block_held(const struct xrl_rule *r, const struct xrl_pkt *p, __u64 now_ns)
+{
+	struct xrl_bucket_key key;
+	struct xrl_block *b;
+
+	if (!r || !p)
+		return 0;
+	xrl_make_key(r, p, &key);
+	b = bpf_map_lookup_elem(&xrl_blocked, &key);
+	return b && (__s64)(b->until_ns - now_ns) > 0;
+}
+
+/* A global rule closed by the daemon (Redis down, --on-redis-failure closed) drops everything. */
+static __always_inline int xrl_fleet_closed(const struct xrl_rule *r, __u64 now_ns)
+{
+	struct xrl_fleet_rule *fr;
+
+	if (!(r->flags & XRL_F_GLOBAL))
+		return 0;
+	fr = bpf_map_lookup_elem(&xrl_fleet_rules, &r->id);
+	return fr && now_ns < fr->until_ns && fr->mode == XRL_FLEET_CLOSED;
+}
+
+/*
+ * A source of a --block rule exceeded its limit: into the penalty box for
+ * the rule's block_ns from now (its first drop), with a "blocked" event.
+ * An entry whose block ended (and that the daemon has not logged released
+ * yet) is restarted in place by compare-and-swap of its end; the event
+ * carries that end so the daemon logs the release first.
+ */
+__noinline int xrl_block_start(const struct xrl_rule *r, const struct xrl_pkt *p, __u64 now_ns,
+			       struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+	struct xrl_block nb = { .since_ns = now_ns };
+	struct xrl_bucket_key k, *key = &k;
+	struct xrl_block *b;
+	struct xrl_event *ev;
+	__u64 prev = 0, old;
+
+	if (!r || !p || !cfg || !gs || xrl_fleet_closed(r, now_ns))
+		return 0;
+	xrl_make_key(r, p, key);
+	nb.until_ns = now_ns + r->block_ns;
+	nb.policy = r->policy;
+	b = bpf_map_lookup_elem(&xrl_blocked, key);
+	if (b) {
+		old = b->until_ns;
+		if ((__s64)(old - now_ns) > 0)
+			return 0;   /* another CPU started it meanwhile */
+		if (__sync_val_compare_and_swap(&b->until_ns, old, nb.until_ns) != old)
+			return 0;
+		b->since_ns = now_ns;
+		b->released = 0;
+		b->policy = r->policy;
+		prev = old;
+	} else if (bpf_map_update_elem(&xrl_blocked, key, &nb, BPF_NOEXIST)) {
+		return 0;   /* another CPU started it */
+	}
+	if (!xrl_event_allowed(cfg, now_ns)) {
+		gs->events_suppressed++;   /* the block holds all the same */
+		return 0;
+	}
+	ev = bpf_ringbuf_reserve(&xrl_events, sizeof(*ev), 0);
+	if (!ev) {
+		gs->events_suppressed++;
+		return 0;
+	}
+	ev->type = XRL_EV_BLOCKED;
+	ev->_pad = 0;
+	ev->time_ns = now_ns;
+	ev->key = *key;
+	ev->_pad2 = 0;
+	ev->until_ns = nb.until_ns;
+	ev->prev_until_ns = prev;
+	ev->policy = r->policy;
+	ev->_pad3 = 0;
+	bpf_ringbuf_submit(ev, 0);
+	gs->events++;
+	return 1;
 }
 
 /* What xrl_decide needs besides the entry, the rule, config and counters. */
@@ -983,6 +1092,25 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 	return xrl_limit_family(r, p, len, now_ns, 0, cfg, gs);
 }
 
+/*
+ * xrl_limit as a global function: the verifier checks the limit decision
+ * once, and what follows it in xrl_xdp (policies, counters, the sketch)
+ * once per verdict rather than once per way the decision can end.
+ */
+struct xrl_largs {
+	__u64 len;
+	__u64 now_ns;
+};
+
+__noinline int xrl_limit_call(const struct xrl_rule *r, const struct xrl_pkt *p,
+			      const struct xrl_largs *a, struct xrl_config *cfg,
+			      struct xrl_global_stats *gs)
+{
+	if (!r || !p || !a || !cfg || !gs)
+		return 0;
+	return xrl_limit(r, p, a->len, a->now_ns, cfg, gs);
+}
+
 SEC("xdp")
 int xrl_xdp(struct xdp_md *ctx)
 {
@@ -995,9 +1123,9 @@ int xrl_xdp(struct xdp_md *ctx)
 	struct xrl_bucket_key key;
 	struct xrl_config *cfg;
 	struct xrl_pkt p = {};
-	__u64 now_ns = 0;
+	__u64 now_ns = 0, other = 0;
 	__u32 zero = 0;
-	int res, pass;
+	int res, pass, held;
 
 	gs = bpf_map_lookup_elem(&xrl_stats, &zero);
 	cfg = bpf_map_lookup_elem(&xrl_config, &zero);
@@ -1048,7 +1176,33 @@ int xrl_xdp(struct xdp_md *ctx)
 		pass = 0;
 	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
-		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
+		/* --block: the penalty box first (global functions: verified once) */
+		held = 0;
+		if (r->policy & XRL_P_BLOCK)
+			held = xrl_block_held(r, &p, now_ns);
+		if (held) {
+			rs->blocked++;
+			pass = 0;
+		} else {
+			struct xrl_largs la = { .len = len, .now_ns = now_ns };
+
+			other = xrl_not_own(rs, gs);
+			pass = xrl_limit_call(r, &p, &la, cfg, gs);
+			if (!pass && (r->policy & XRL_P_BLOCK) && xrl_not_own(rs, gs) == other)
+				xrl_block_start(r, &p, now_ns, cfg, gs);
+		}
+		if (!pass && (r->policy & XRL_P_SHADOW)) {
+			/* it would have been dropped: counted as such, passed */
+			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
+				xrl_make_key(r, &p, &key);
+				xrl_sketch_drop(&key, now_ns);
+				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
+					xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
+			}
+			rs->shadow_dropped++;
+			rs->shadow_dropped_bytes += len;
+			return XDP_PASS;
+		}
 	}
 
 	if (pass) {
@@ -1064,7 +1218,7 @@ int xrl_xdp(struct xdp_md *ctx)
 		xrl_sketch_drop(&key, now_ns);
 		/* a source limited for real is dropped often: 1 drop in 64 per CPU is enough to see it */
 		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
-			xrl_note_limited(&key, now_ns, cfg, gs);
+			xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;

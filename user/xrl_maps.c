@@ -17,14 +17,16 @@
 const char *const xrl_map_names[] = {
 	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
 	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch",
-	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited", NULL,
+	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
+	"xrl_blocked", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
 {
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
-			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited };
+			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
+			 &m->blocked };
 	return slots[i];
 }
 
@@ -489,6 +491,9 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].new_refused += v->new_refused;
 			out[i].total_refused += v->total_refused;
 			out[i].created += v->created;
+			out[i].shadow_dropped += v->shadow_dropped;
+			out[i].shadow_dropped_bytes += v->shadow_dropped_bytes;
+			out[i].blocked += v->blocked;
 		}
 	}
 	free(all);

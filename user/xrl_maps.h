@@ -29,6 +29,7 @@ struct xrl_maps {
 	int fleet_floor;
 	int events;
 	int limited;
+	int blocked;      /* --block's penalty box */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
