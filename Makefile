@@ -28,7 +28,7 @@ FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(FLEET_SRCS))
 # the Lua scripts of user/lua/, embedded as strings (.incbin)
 FLEET_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBS_FLEET := -lhiredis -lpthread -lm
-XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c \
+XRL_SRCS  := user/xrl.c user/xrl_loader.c user/xrl_cmd_rule.c user/xrl_cmd_stats.c user/xrl_cmd_top.c user/xrl_cmd_block.c \
 	     user/xrl_daemon.c user/xrl_term.c user/xrl_watch.c user/xrl_top_watch.c user/xrl_stats_watch.c
 XRL_OBJS  := $(patsubst user/%.c,$(BUILD)/%.o,$(XRL_SRCS))
 
