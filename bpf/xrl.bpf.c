@@ -688,7 +688,7 @@ __noinline int xrl_block_held(const struct xrl_rule *r, const struct xrl_pkt *p,
 		return 0;
 	xrl_make_key(r, p, &key);
 	b = bpf_map_lookup_elem(&xrl_blocked, &key);
-	return b && (__s64)(b->until_ns - now_ns) > 0;
+	return b && (__s64)(b->until_ns - now_ns) > 0 && b->version == r->version;
 }
 
 /* A global rule closed by the daemon (Redis down, --on-redis-failure closed) drops everything. */
@@ -723,17 +723,20 @@ __noinline int xrl_block_start(const struct xrl_rule *r, const struct xrl_pkt *p
 	xrl_make_key(r, p, key);
 	nb.until_ns = now_ns + r->block_ns;
 	nb.policy = r->policy;
+	nb.version = r->version;
 	b = bpf_map_lookup_elem(&xrl_blocked, key);
 	if (b) {
 		old = b->until_ns;
-		if ((__s64)(old - now_ns) > 0)
+		if ((__s64)(old - now_ns) > 0 && b->version == r->version)
 			return 0;   /* another CPU started it meanwhile */
 		if (__sync_val_compare_and_swap(&b->until_ns, old, nb.until_ns) != old)
 			return 0;
 		b->since_ns = now_ns;
 		b->released = 0;
 		b->policy = r->policy;
-		prev = old;
+		b->version = r->version;
+		/* an older version's block ended with its rule: logged released from its end */
+		prev = (__s64)(old - now_ns) > 0 ? now_ns : old;
 	} else if (bpf_map_update_elem(&xrl_blocked, key, &nb, BPF_NOEXIST)) {
 		return 0;   /* another CPU started it */
 	}

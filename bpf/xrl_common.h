@@ -438,8 +438,11 @@ struct xrl_event {
  * packets are only read against the entry, never written). Only --block
  * rules look it up. An entry at or past until_ns holds nothing: the daemon
  * logs it released and deletes it; `xrl block del` releases one early by
- * setting until_ns to the present (released = 1). LRU: a live block is
- * looked up by each of its packets, so the stale ones go first.
+ * setting until_ns to the present (released = 1). A block holds only for
+ * the rule version it started under (any change of the rule, as its
+ * buckets restart full, releases its blocks; a deleted rule's id reused
+ * by another holds none). LRU: a live block is looked up by each of its
+ * packets, so the stale ones go first.
  */
 #define XRL_BLOCKED_SOURCES 65536
 struct xrl_block {
@@ -447,6 +450,8 @@ struct xrl_block {
 	__u64 until_ns;    /* CLOCK_MONOTONIC; from then on the source is judged by its bucket again */
 	__u32 released;    /* 1: ended early by `xrl block del` */
 	__u32 policy;      /* the rule's XRL_P_* when it started (shadow: counted, not dropped) */
+	__u32 version;     /* the rule version it started under: a changed rule holds no old block */
+	__u32 _pad;
 };
 
 /* A source being limited: xrl_limited, created by the data path, deleted by the daemon. */

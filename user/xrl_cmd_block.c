@@ -31,25 +31,31 @@ static const struct xrl_rule_def *rule_of(__u32 id, int nd)
 	return NULL;
 }
 
-int xrl_block_left(const struct xrl_maps *m, const struct xrl_bucket_key *key, __u64 now,
-		   __u64 *left_ns)
+int xrl_block_left(const struct xrl_maps *m, const struct xrl_bucket_key *key,
+		   const struct xrl_rule_def *d, __u64 now, __u64 *left_ns)
 {
 	struct xrl_block b;
 
-	if (bpf_map_lookup_elem(m->blocked, key, &b) || (__s64)(b.until_ns - now) <= 0)
+	if (bpf_map_lookup_elem(m->blocked, key, &b) || (__s64)(b.until_ns - now) <= 0 ||
+	    b.version != d->version)
 		return 0;
 	*left_ns = b.until_ns - now;
 	return 1;
 }
 
-/* The live blocks: entries read into keys/vals, the ended ones dropped. -errno on failure. */
-static int read_live(const struct xrl_maps *m, __u64 now)
+/*
+ * The live blocks: entries read into keys/vals, those ended (or of a rule
+ * version no longer in force) dropped. -errno on failure.
+ */
+static int read_live(const struct xrl_maps *m, __u64 now, int nd)
 {
 	int n = xrl_map_read_all(m->blocked, keys, vals, sizeof(keys[0]), sizeof(vals[0]),
 				 XRL_BLOCKED_SOURCES), i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		if ((__s64)(vals[i].until_ns - now) <= 0)
+		const struct xrl_rule_def *d = rule_of(keys[i].rule_id, nd);
+
+		if ((__s64)(vals[i].until_ns - now) <= 0 || !d || d->version != vals[i].version)
 			continue;
 		keys[k] = keys[i];
 		vals[k] = vals[i];
@@ -72,7 +78,7 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 	if ((rc = xrl_instance_begin(ctx, &m, false)))
 		return rc;
 	now = xrl_mono_ns();
-	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now)) < 0) {
+	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now, nd)) < 0) {
 		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the penalty box of instance '%s'",
 				 ctx->instance);
@@ -159,7 +165,7 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 	if ((rc = xrl_instance_begin(ctx, &m, true)))
 		return rc;
 	now = xrl_mono_ns();
-	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now)) < 0) {
+	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now, nd)) < 0) {
 		xrl_instance_end(ctx, &m);
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the penalty box of instance '%s'",
 				 ctx->instance);

@@ -133,7 +133,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
 		shown++;
 		shadow = d && (d->policy & XRL_P_SHADOW);
-		blocked = d && (d->policy & XRL_P_BLOCK) && xrl_block_left(&m, &top[i].key, now, &left);
+		blocked = d && (d->policy & XRL_P_BLOCK) && xrl_block_left(&m, &top[i].key, d, now, &left);
 		if (ctx->json) {
 			json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:f}", "source", src, "rule", rule,
 					      "passed", (json_int_t)passed,

@@ -16,6 +16,7 @@ struct xrl_events {
 	__u64 quiet_ns;
 	__u64 start_ns;     /* events from before it were the past: the start scan covers them */
 	bool scanned;       /* the start scan is done (it needs the rules, to name them) */
+	__u64 rules_ns;     /* when defs were read: a block started before under another version is stale */
 	struct xrl_rule_def defs[XRL_MAX_RULES];   /* by rule id; in_use 0: none */
 	struct xrl_bucket_key keys[XRL_LIMITED_SOURCES];
 	struct xrl_limited vals[XRL_LIMITED_SOURCES];
@@ -51,7 +52,8 @@ static void log_released(const struct xrl_events *e, const struct xrl_bucket_key
 	json_t *f = policy_fields(source_fields(e, k), b->policy);
 
 	json_object_set_new(f, "blocked_for_s", json_real((double)(b->until_ns - b->since_ns) / 1e9));
-	json_object_set_new(f, "by", json_string(b->released ? "xrl block del" : "expiry"));
+	json_object_set_new(f, "by", json_string(b->released == 1 ? "xrl block del" :
+						 b->released == 2 ? "rule change" : "expiry"));
 	xrl_log_event(XRL_LOG_INFO, b->policy & XRL_P_SHADOW ? "released (shadow)" : "released", f);
 }
 
@@ -176,14 +178,22 @@ static void sweep_blocked(struct xrl_events *e, __u64 now)
 	n = xrl_map_read_all(e->m->blocked, e->bkeys, e->bvals, sizeof(e->bkeys[0]),
 			     sizeof(e->bvals[0]), XRL_BLOCKED_SOURCES);
 	for (i = 0; i < n; i++) {
-		const struct xrl_block *b = &e->bvals[i];
+		struct xrl_block *b = &e->bvals[i];
+		__u32 id = e->bkeys[i].rule_id;
+		/* its rule changed or went since it started (judged against rules read after it) */
+		bool gone = b->since_ns < e->rules_ns &&
+			    (id >= XRL_MAX_RULES || !e->defs[id].in_use || e->defs[id].version != b->version);
 
-		if ((__s64)(b->until_ns - now) > 0)
+		if ((__s64)(b->until_ns - now) > 0 && !gone)
 			continue;
 		if (bpf_map_lookup_elem(e->m->blocked, &e->bkeys[i], &cur) ||
 		    cur.until_ns != b->until_ns)
 			continue;
 		bpf_map_delete_elem(e->m->blocked, &e->bkeys[i]);
+		if ((__s64)(b->until_ns - now) > 0) {
+			b->until_ns = now;   /* its rule changed or went: the block with it */
+			b->released = 2;
+		}
 		log_released(e, &e->bkeys[i], b);
 	}
 }
@@ -196,6 +206,7 @@ void xrl_events_set_rules(struct xrl_events *e, const struct xrl_rule_def *defs,
 	memset(e->defs, 0, sizeof(e->defs));
 	for (i = 0; i < n; i++)
 		e->defs[ids[i]] = defs[i];
+	e->rules_ns = xrl_mono_ns();
 	if (!e->scanned)
 		start_scan(e);
 }

@@ -137,7 +137,7 @@ static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
 			size_t k = strlen(r->rule);
 			__u64 left;
 
-			if ((d->policy & XRL_P_BLOCK) && xrl_block_left(m, &r->key, xrl_mono_ns(), &left))
+			if ((d->policy & XRL_P_BLOCK) && xrl_block_left(m, &r->key, d, xrl_mono_ns(), &left))
 				k += (size_t)snprintf(r->rule + k, sizeof(r->rule) - k, "  blocked, %.0fs left",
 						      (double)left / 1e9 + 0.5);
 			if ((d->policy & XRL_P_SHADOW) && k < sizeof(r->rule))

@@ -260,6 +260,31 @@ static void test_block(void **state)
 }
 
 /*
+ * A change of the rule (a new version: its buckets restart full) releases
+ * its blocks: a block holds only for the version it started under.
+ */
+static void test_block_rule_change(void **state)
+{
+	static const char *const r1[] = { "10.8.0.0/16 --rate 5/s --burst 5 --block 1h", NULL };
+	static const char *const r2[] = { "10.8.0.0/16 --rate 5/s --burst 5 --block 2h", NULL };
+	const __u64 t0 = 6000 * SEC_NS;
+	struct xrl_tl t;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
+	assert_int_equal(xrl_tl_rules(&t, r1), 0);
+	xrl_tl_set_clock(&t, t0);
+	assert_int_equal(sendn(&t, 4, "10.8.0.1", 6), 5);
+	xrl_tl_set_clock(&t, t0 + 10 * SEC_NS);
+	assert_int_equal(sendn(&t, 4, "10.8.0.1", 2), 0);   /* blocked for the hour */
+	assert_int_equal(xrl_tl_rules(&t, r2), 0);
+	assert_int_equal(sendn(&t, 4, "10.8.0.1", 6), 5);   /* a full bucket, then blocked anew */
+	assert_int_equal(sendn(&t, 4, "10.8.0.1", 1), 0);
+	assert_int_equal(rstats(&t, "10.8.0.0/16").blocked, 2 + 1);
+	xrl_tl_close(&t);
+}
+
+/*
  * --block with IPv6 and --per 64: the /64 is the source; another /64 is
  * not touched. A shadow rule's block is shadow: counted, nothing dropped.
  */
@@ -387,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_shadow),
 		cmocka_unit_test(test_shadow_events),
 		cmocka_unit_test(test_block),
+		cmocka_unit_test(test_block_rule_change),
 		cmocka_unit_test(test_block_v6_shadow),
 		cmocka_unit_test(test_block_own_excess_only),
 		cmocka_unit_test(test_bytes_only),

@@ -108,6 +108,7 @@ enum {
 	C_QINQ_OVER,
 	C_GLOBAL_OVER, C_GLOBAL_UNDER,
 	C_TOTAL_UNDER, C_TOTAL_CAPPED, C_NEWSRC_REFUSED,
+	C_BLOCK_UNDER, C_BLOCK_HELD, C_SHADOW_OVER,
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
@@ -139,6 +140,9 @@ static struct bcase cases[C_N] = {
 	[C_TOTAL_UNDER] = { "xrl_total_v4_under", "xrl: --total rule, under both limits" },
 	[C_TOTAL_CAPPED] = { "xrl_total_v4_capped", "xrl: --total rule, refused by the cap" },
 	[C_NEWSRC_REFUSED] = { "xrl_newsrc_refused", "xrl: new source refused by --new-sources" },
+	[C_BLOCK_UNDER] = { "xrl_block_v4_under", "xrl: --block rule, under limit" },
+	[C_BLOCK_HELD]  = { "xrl_block_v4_held", "xrl: --block rule, source blocked" },
+	[C_SHADOW_OVER] = { "xrl_shadow_v4_over", "xrl: --shadow rule, over limit (passed)" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -185,6 +189,18 @@ static const char *const cap_rules[] = {
 	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --total 10000000/s --total-burst 4294967295",
 	"203.0.113.0/24 --rate 10000000/s --burst 4294967295 --total 1/h --total-burst 1",
 	"192.0.2.0/24 --rate 10000000/s --burst 4294967295 --new-sources 1/h --new-burst 1",
+	NULL,
+};
+
+/*
+ * --block and --shadow, in an instance of their own: a source under its
+ * limit of a --block rule (the penalty-box lookup finds nothing), a blocked
+ * source (dropped on the lookup) and a shadow rule's would-drop (passed).
+ */
+static const char *const policy_rules[] = {
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --block 1h",
+	"203.0.113.0/24 --rate 1/h --burst 1 --block 1h",
+	"198.18.0.0/16 --rate 1/h --burst 1 --shadow",
 	NULL,
 };
 
@@ -837,6 +853,12 @@ static void report_table(double wall, const char *nbuf)
 	    med(C_TOTAL_CAPPED) - med(C_V4_OVER));
 	row("--new-sources, a new source refused (refused - IPv4 over)",
 	    med(C_NEWSRC_REFUSED) - med(C_V4_OVER));
+	row("--block, under: the penalty-box lookup (block under - IPv4 under)",
+	    med(C_BLOCK_UNDER) - med(C_V4_UNDER));
+	row("--block, a blocked source: lookup instead of the bucket (block held - IPv4 over)",
+	    med(C_BLOCK_HELD) - med(C_V4_OVER));
+	row("--shadow, over limit and passed (shadow over - IPv4 over)",
+	    med(C_SHADOW_OVER) - med(C_V4_OVER));
 
 	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
 	       nbuf, med(C_WRAP_DROP) - d);
@@ -904,7 +926,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob, cap;
+	struct prod prod, glob, cap, pol;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1036,7 +1058,14 @@ int main(int argc, char **argv)
 	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.7" };     /* refused, so never tracked */
 	prime_case(&cases[C_NEWSRC_REFUSED], cap.prog_fd, &s, XDP_DROP);
 
-	/* the test build: its clock is a map read */
+	prod_open(&pol, policy_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_BLOCK_UNDER], pol.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };   /* its 2nd packet blocks it for 1 h */
+	prime_case(&cases[C_BLOCK_HELD], pol.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.18.0.7" };
+	prime_case(&cases[C_SHADOW_OVER], pol.prog_fd, &s, XDP_PASS);
+
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
 	if (err)
 		die("cannot load the test-clock object");
@@ -1069,6 +1098,7 @@ int main(int argc, char **argv)
 	prod_close(&prod);
 	prod_close(&glob);
 	prod_close(&cap);
+	prod_close(&pol);
 
 	/* many sources */
 	if (opt.sources == 1000000)
