@@ -176,6 +176,14 @@ struct {
 	__type(value, struct xrl_block);
 } xrl_blocked SEC(".maps");
 
+/* Per CPU: xrl_not_own before a --block rule's decision (xrl_block_held), for xrl_block_after. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xrl_block_scratch SEC(".maps");
+
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
 struct {
@@ -648,7 +656,6 @@ static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, _
 	gs->events++;
 }
 
-
 /*
  * Drops of a limit decision that are not the source's own excess: the
  * new-source budget, the aggregate cap, a failed insert or a lost CAS race
@@ -660,7 +667,6 @@ static __always_inline __u64 xrl_not_own(const struct xrl_rule_stats *rs,
 {
 	return rs->new_refused + rs->total_refused + gs->insert_failed + gs->cas_contended;
 }
-
 
 static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct xrl_pkt *p,
 					 struct xrl_bucket_key *key)
@@ -678,17 +684,31 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
 	}
 }
 
-/* Is the packet's source in its rule's penalty box (--block) at now_ns? Read-only. */
-__noinline int xrl_block_held(const struct xrl_rule *r, const struct xrl_pkt *p, __u64 now_ns)
+/*
+ * Is the source of key (its rule r) in the penalty box (--block) at now_ns?
+ * Read-only. When it is not, the decision follows: what xrl_not_own counts
+ * is noted for xrl_block_after. Global functions, given the key rather than
+ * the packet: what they read stays out of the verifier's states of the
+ * inlined decision between them.
+ */
+__noinline int xrl_block_held(const struct xrl_rule *r, const struct xrl_bucket_key *key,
+			      __u64 now_ns, struct xrl_global_stats *gs)
 {
-	struct xrl_bucket_key key;
+	struct xrl_rule_stats *rs;
 	struct xrl_block *b;
+	__u64 *snap;
+	__u32 zero = 0;
 
-	if (!r || !p)
+	if (!r || !key || !gs)
 		return 0;
-	xrl_make_key(r, p, &key);
-	b = bpf_map_lookup_elem(&xrl_blocked, &key);
-	return b && (__s64)(b->until_ns - now_ns) > 0 && b->version == r->version;
+	b = bpf_map_lookup_elem(&xrl_blocked, key);
+	if (b && (__s64)(b->until_ns - now_ns) > 0 && b->version == r->version)
+		return 1;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	snap = bpf_map_lookup_elem(&xrl_block_scratch, &zero);
+	if (rs && snap)
+		*snap = xrl_not_own(rs, gs);
+	return 0;
 }
 
 /* A global rule closed by the daemon (Redis down, --on-redis-failure closed) drops everything. */
@@ -703,24 +723,30 @@ static __always_inline int xrl_fleet_closed(const struct xrl_rule *r, __u64 now_
 }
 
 /*
- * A source of a --block rule exceeded its limit: into the penalty box for
+ * A packet of a --block rule was dropped by its decision: if for the
+ * source's own excess, the source goes into the penalty box for
  * the rule's block_ns from now (its first drop), with a "blocked" event.
  * An entry whose block ended (and that the daemon has not logged released
  * yet) is restarted in place by compare-and-swap of its end; the event
  * carries that end so the daemon logs the release first.
  */
-__noinline int xrl_block_start(const struct xrl_rule *r, const struct xrl_pkt *p, __u64 now_ns,
-			       struct xrl_config *cfg, struct xrl_global_stats *gs)
+__noinline int xrl_block_after(const struct xrl_rule *r, const struct xrl_bucket_key *key,
+			       __u64 now_ns, struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	struct xrl_block nb = { .since_ns = now_ns };
-	struct xrl_bucket_key k, *key = &k;
+	struct xrl_rule_stats *rs;
 	struct xrl_block *b;
 	struct xrl_event *ev;
-	__u64 prev = 0, old;
+	__u64 prev = 0, old, *snap;
+	__u32 zero = 0;
 
-	if (!r || !p || !cfg || !gs || xrl_fleet_closed(r, now_ns))
+	if (!r || !key || !cfg || !gs || xrl_fleet_closed(r, now_ns))
 		return 0;
-	xrl_make_key(r, p, key);
+	/* only the source's own excess: none of the other causes of a drop counted meanwhile */
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	snap = bpf_map_lookup_elem(&xrl_block_scratch, &zero);
+	if (!rs || !snap || xrl_not_own(rs, gs) != *snap)
+		return 0;
 	nb.until_ns = now_ns + r->block_ns;
 	nb.policy = r->policy;
 	nb.version = r->version;
@@ -1095,25 +1121,6 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 	return xrl_limit_family(r, p, len, now_ns, 0, cfg, gs);
 }
 
-/*
- * xrl_limit as a global function: the verifier checks the limit decision
- * once, and what follows it in xrl_xdp (policies, counters, the sketch)
- * once per verdict rather than once per way the decision can end.
- */
-struct xrl_largs {
-	__u64 len;
-	__u64 now_ns;
-};
-
-__noinline int xrl_limit_call(const struct xrl_rule *r, const struct xrl_pkt *p,
-			      const struct xrl_largs *a, struct xrl_config *cfg,
-			      struct xrl_global_stats *gs)
-{
-	if (!r || !p || !a || !cfg || !gs)
-		return 0;
-	return xrl_limit(r, p, a->len, a->now_ns, cfg, gs);
-}
-
 SEC("xdp")
 int xrl_xdp(struct xdp_md *ctx)
 {
@@ -1126,9 +1133,9 @@ int xrl_xdp(struct xdp_md *ctx)
 	struct xrl_bucket_key key;
 	struct xrl_config *cfg;
 	struct xrl_pkt p = {};
-	__u64 now_ns = 0, other = 0;
+	__u64 now_ns = 0;
 	__u32 zero = 0;
-	int res, pass, held;
+	int res, pass;
 
 	gs = bpf_map_lookup_elem(&xrl_stats, &zero);
 	cfg = bpf_map_lookup_elem(&xrl_config, &zero);
@@ -1180,20 +1187,21 @@ int xrl_xdp(struct xdp_md *ctx)
 	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
 		/* --block: the penalty box first (global functions: verified once) */
-		held = 0;
-		if (r->policy & XRL_P_BLOCK)
-			held = xrl_block_held(r, &p, now_ns);
-		if (held) {
-			rs->blocked++;
-			pass = 0;
-		} else {
-			struct xrl_largs la = { .len = len, .now_ns = now_ns };
-
-			other = xrl_not_own(rs, gs);
-			pass = xrl_limit_call(r, &p, &la, cfg, gs);
-			if (!pass && (r->policy & XRL_P_BLOCK) && xrl_not_own(rs, gs) == other)
-				xrl_block_start(r, &p, now_ns, cfg, gs);
+		/* --block: the penalty box first, then the decision, then maybe a block */
+		if (r->policy & XRL_P_BLOCK) {
+			xrl_make_key(r, &p, &key);
+			if (xrl_block_held(r, &key, now_ns, gs)) {
+				rs->blocked++;
+				pass = 0;
+				goto decided;
+			}
 		}
+		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
+		if (!pass && (r->policy & XRL_P_BLOCK)) {
+			xrl_make_key(r, &p, &key);
+			xrl_block_after(r, &key, now_ns, cfg, gs);
+		}
+decided:
 		if (!pass && (r->policy & XRL_P_SHADOW)) {
 			/* it would have been dropped: counted as such, passed */
 			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
