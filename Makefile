@@ -49,7 +49,7 @@ XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
-PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
+PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
 # the library's instance API on real pins (tests/prog/test_instance.c)
@@ -135,6 +135,9 @@ $(BUILD)/test_instance: tests/prog/test_instance.c tests/prog/xrl_testlib.c test
 # --algo through the program (test clock)
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
+# --shadow, --block, byte-only rules through the program (test clock)
+$(BUILD)/test_policy: tests/prog/test_policy.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_policy.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
 $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
 	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \

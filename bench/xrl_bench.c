@@ -109,6 +109,7 @@ enum {
 	C_GLOBAL_OVER, C_GLOBAL_UNDER,
 	C_TOTAL_UNDER, C_TOTAL_CAPPED, C_NEWSRC_REFUSED,
 	C_FW_UNDER, C_FW_OVER, C_SW_UNDER, C_SW_OVER, C_SL_OVER,   /* --algo */
+	C_BLOCK_UNDER, C_BLOCK_HELD, C_SHADOW_OVER,
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
@@ -145,6 +146,9 @@ static struct bcase cases[C_N] = {
 	[C_SW_UNDER]    = { "xrl_sliding_window_v4_under", "xrl: --algo sliding-window, under" },
 	[C_SW_OVER]     = { "xrl_sliding_window_v4_over", "xrl: --algo sliding-window, over" },
 	[C_SL_OVER]     = { "xrl_sliding_log_v4_over", "xrl: --algo sliding-log, over limit" },
+	[C_BLOCK_UNDER] = { "xrl_block_v4_under", "xrl: --block rule, under limit" },
+	[C_BLOCK_HELD]  = { "xrl_block_v4_held", "xrl: --block rule, source blocked" },
+	[C_SHADOW_OVER] = { "xrl_shadow_v4_over", "xrl: --shadow rule, over limit (passed)" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -210,6 +214,18 @@ static const char *const algo_rules[] = {
 };
 #define SW_UNDER_REPEAT 100000
 static unsigned long long log_map_bytes;   /* memlock of xrl_logs (XRL_LOG_SOURCES rings) */
+
+/*
+ * --block and --shadow, in an instance of their own: a source under its
+ * limit of a --block rule (the penalty-box lookup finds nothing), a blocked
+ * source (dropped on the lookup) and a shadow rule's would-drop (passed).
+ */
+static const char *const policy_rules[] = {
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --block 1h",
+	"203.0.113.0/24 --rate 1/h --burst 1 --block 1h",
+	"198.18.0.0/16 --rate 1/h --burst 1 --shadow",
+	NULL,
+};
 
 /* The many-source stages: one rule over 10.0.0.0/12, one bucket per address. */
 static const char *const many_over_rules[] = {
@@ -877,6 +893,12 @@ static void report_table(double wall, const char *nbuf)
 	       (double)log_map_bytes / XRL_LOG_SOURCES);
 	printf("  %-60s %8.1f MiB\n", "  xrl_logs, preallocated for XRL_LOG_SOURCES sources",
 	       (double)log_map_bytes / (1 << 20));
+	row("--block, under: the penalty-box lookup (block under - IPv4 under)",
+	    med(C_BLOCK_UNDER) - med(C_V4_UNDER));
+	row("--block, a blocked source: lookup instead of the bucket (block held - IPv4 over)",
+	    med(C_BLOCK_HELD) - med(C_V4_OVER));
+	row("--shadow, over limit and passed (shadow over - IPv4 over)",
+	    med(C_SHADOW_OVER) - med(C_V4_OVER));
 
 	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
 	       nbuf, med(C_WRAP_DROP) - d);
@@ -944,7 +966,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob, cap, algo;
+	struct prod prod, glob, cap, algo, pol;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1094,6 +1116,14 @@ int main(int argc, char **argv)
 	prime_case(&cases[C_SL_OVER], algo.prog_fd, &s, XDP_DROP);
 	log_map_bytes = xrl_map_memlock(algo.maps.logs);
 
+	prod_open(&pol, policy_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_BLOCK_UNDER], pol.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };   /* its 2nd packet blocks it for 1 h */
+	prime_case(&cases[C_BLOCK_HELD], pol.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.18.0.7" };
+	prime_case(&cases[C_SHADOW_OVER], pol.prog_fd, &s, XDP_PASS);
+
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
 	if (err)
@@ -1128,6 +1158,7 @@ int main(int argc, char **argv)
 	prod_close(&glob);
 	prod_close(&cap);
 	prod_close(&algo);
+	prod_close(&pol);
 
 	/* many sources */
 	if (opt.sources == 1000000)

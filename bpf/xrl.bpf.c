@@ -184,6 +184,22 @@ struct {
 	__type(value, struct xrl_log);
 } xrl_log_zero SEC(".maps");
 
+/* The penalty box (--block): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_BLOCKED_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_block);
+} xrl_blocked SEC(".maps");
+
+/* Per CPU: xrl_not_own before a --block rule's decision (xrl_block_held), for xrl_block_after. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xrl_block_scratch SEC(".maps");
+
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
 struct {
@@ -631,7 +647,8 @@ static __always_inline int xrl_event_allowed(struct xrl_config *cfg, __u64 now_n
  * fresh so the daemon can tell when it went quiet.
  */
 static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, __u64 now_ns,
-					     struct xrl_config *cfg, struct xrl_global_stats *gs)
+					     __u32 policy, struct xrl_config *cfg,
+					     struct xrl_global_stats *gs)
 {
 	struct xrl_limited nl = { .since_ns = now_ns, .last_drop_ns = now_ns };
 	struct xrl_limited *l = bpf_map_lookup_elem(&xrl_limited, key);
@@ -660,8 +677,24 @@ static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, _
 	ev->time_ns = now_ns;
 	ev->key = *key;
 	ev->_pad2 = 0;
+	ev->until_ns = 0;
+	ev->prev_until_ns = 0;
+	ev->policy = policy;
+	ev->_pad3 = 0;
 	bpf_ringbuf_submit(ev, 0);
 	gs->events++;
+}
+
+/*
+ * Drops of a limit decision that are not the source's own excess: the
+ * new-source budget, the aggregate cap, a failed insert or a lost CAS race
+ * (all counted per CPU, so a change across one decision is this packet's).
+ * They do not put a source in the penalty box.
+ */
+static __always_inline __u64 xrl_not_own(const struct xrl_rule_stats *rs,
+					 const struct xrl_global_stats *gs)
+{
+	return rs->new_refused + rs->total_refused + gs->insert_failed + gs->cas_contended;
 }
 
 static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct xrl_pkt *p,
@@ -678,6 +711,111 @@ static __always_inline void xrl_make_key(const struct xrl_rule *r, const struct 
 		__builtin_memcpy(key->addr, p->saddr, 16);
 		xrl_mask_v6(key->addr, r->per_len);
 	}
+}
+
+/*
+ * Is the source of key (its rule r) in the penalty box (--block) at now_ns?
+ * Read-only. When it is not, the decision follows: what xrl_not_own counts
+ * is noted for xrl_block_after. Global functions, given the key rather than
+ * the packet: what they read stays out of the verifier's states of the
+ * inlined decision between them.
+ */
+__noinline int xrl_block_held(const struct xrl_rule *r, const struct xrl_bucket_key *key,
+			      __u64 now_ns, struct xrl_global_stats *gs)
+{
+	struct xrl_rule_stats *rs;
+	struct xrl_block *b;
+	__u64 *snap;
+	__u32 zero = 0;
+
+	if (!r || !key || !gs)
+		return 0;
+	b = bpf_map_lookup_elem(&xrl_blocked, key);
+	if (b && (__s64)(b->until_ns - now_ns) > 0 && b->version == r->version)
+		return 1;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	snap = bpf_map_lookup_elem(&xrl_block_scratch, &zero);
+	if (rs && snap)
+		*snap = xrl_not_own(rs, gs);
+	return 0;
+}
+
+/* A global rule closed by the daemon (Redis down, --on-redis-failure closed) drops everything. */
+static __always_inline int xrl_fleet_closed(const struct xrl_rule *r, __u64 now_ns)
+{
+	struct xrl_fleet_rule *fr;
+
+	if (!(r->flags & XRL_F_GLOBAL))
+		return 0;
+	fr = bpf_map_lookup_elem(&xrl_fleet_rules, &r->id);
+	return fr && now_ns < fr->until_ns && fr->mode == XRL_FLEET_CLOSED;
+}
+
+/*
+ * A packet of a --block rule was dropped by its decision: if for the
+ * source's own excess, the source goes into the penalty box for
+ * the rule's block_ns from now (its first drop), with a "blocked" event.
+ * An entry whose block ended (and that the daemon has not logged released
+ * yet) is restarted in place by compare-and-swap of its end; the event
+ * carries that end so the daemon logs the release first.
+ */
+__noinline int xrl_block_after(const struct xrl_rule *r, const struct xrl_bucket_key *key,
+			       __u64 now_ns, struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+	struct xrl_block nb = { .since_ns = now_ns };
+	struct xrl_rule_stats *rs;
+	struct xrl_block *b;
+	struct xrl_event *ev;
+	__u64 prev = 0, old, *snap;
+	__u32 zero = 0;
+
+	if (!r || !key || !cfg || !gs || xrl_fleet_closed(r, now_ns))
+		return 0;
+	/* only the source's own excess: none of the other causes of a drop counted meanwhile */
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	snap = bpf_map_lookup_elem(&xrl_block_scratch, &zero);
+	if (!rs || !snap || xrl_not_own(rs, gs) != *snap)
+		return 0;
+	nb.until_ns = now_ns + r->block_ns;
+	nb.policy = r->policy;
+	nb.version = r->version;
+	b = bpf_map_lookup_elem(&xrl_blocked, key);
+	if (b) {
+		old = b->until_ns;
+		if ((__s64)(old - now_ns) > 0 && b->version == r->version)
+			return 0;   /* another CPU started it meanwhile */
+		if (__sync_val_compare_and_swap(&b->until_ns, old, nb.until_ns) != old)
+			return 0;
+		b->since_ns = now_ns;
+		b->released = 0;
+		b->policy = r->policy;
+		b->version = r->version;
+		/* an older version's block ended with its rule: logged released from its end */
+		prev = (__s64)(old - now_ns) > 0 ? now_ns : old;
+	} else if (bpf_map_update_elem(&xrl_blocked, key, &nb, BPF_NOEXIST)) {
+		return 0;   /* another CPU started it */
+	}
+	if (!xrl_event_allowed(cfg, now_ns)) {
+		gs->events_suppressed++;   /* the block holds all the same */
+		return 0;
+	}
+	ev = bpf_ringbuf_reserve(&xrl_events, sizeof(*ev), 0);
+	if (!ev) {
+		gs->events_suppressed++;
+		return 0;
+	}
+	ev->type = XRL_EV_BLOCKED;
+	ev->_pad = 0;
+	ev->time_ns = now_ns;
+	ev->key = *key;
+	ev->_pad2 = 0;
+	ev->until_ns = nb.until_ns;
+	ev->prev_until_ns = prev;
+	ev->policy = r->policy;
+	ev->_pad3 = 0;
+	bpf_ringbuf_submit(ev, 0);
+	gs->events++;
+	return 1;
 }
 
 /* What xrl_decide needs besides the entry, the rule, config and counters. */
@@ -1204,7 +1342,33 @@ int xrl_xdp(struct xdp_md *ctx)
 		pass = 0;
 	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
+		/* --block: the penalty box first, then the decision, then maybe a block */
+		if (r->policy & XRL_P_BLOCK) {
+			xrl_make_key(r, &p, &key);
+			if (xrl_block_held(r, &key, now_ns, gs)) {
+				rs->blocked++;
+				pass = 0;
+				goto decided;
+			}
+		}
 		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
+		if (!pass && (r->policy & XRL_P_BLOCK)) {
+			xrl_make_key(r, &p, &key);
+			xrl_block_after(r, &key, now_ns, cfg, gs);
+		}
+decided:
+		if (!pass && (r->policy & XRL_P_SHADOW)) {
+			/* it would have been dropped: counted as such, passed */
+			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
+				xrl_make_key(r, &p, &key);
+				xrl_sketch_drop(&key, now_ns);
+				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
+					xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
+			}
+			rs->shadow_dropped++;
+			rs->shadow_dropped_bytes += len;
+			return XDP_PASS;
+		}
 	}
 
 	if (pass) {
@@ -1220,7 +1384,7 @@ int xrl_xdp(struct xdp_md *ctx)
 		xrl_sketch_drop(&key, now_ns);
 		/* a source limited for real is dropped often: 1 drop in 64 per CPU is enough to see it */
 		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
-			xrl_note_limited(&key, now_ns, cfg, gs);
+			xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;

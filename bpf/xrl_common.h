@@ -27,6 +27,16 @@ enum xrl_action {
 	XRL_ACT_DENY  = 2,
 };
 
+/*
+ * Rule policies (xrl_rule.policy, xrl_rule_def.policy). A shadow rule
+ * decides and counts as usual but passes what it would drop (counted in
+ * shadow_dropped); --block puts a source that exceeds its limit in the
+ * penalty box (xrl_blocked) for block_ns, from its first drop: all its
+ * packets are dropped (counted in blocked) until then.
+ */
+#define XRL_P_SHADOW 0x01
+#define XRL_P_BLOCK  0x02
+
 /* Rule match flags. */
 #define XRL_F_PROTO  0x01   /* proto must equal the rule's */
 #define XRL_F_DPORT  0x02   /* destination port must equal the rule's */
@@ -98,11 +108,13 @@ struct xrl_rule {
 	struct xrl_gcra newsrc;  /* sources given a bucket, when XRL_F_NEWSRC */
 	struct xrl_gcra total;   /* the rule's aggregate cap, when XRL_F_TOTAL */
 	__u32 total_batch;       /* tokens a CPU takes from the shared cap word at once */
-	__u32 _pad2;
+	__u32 policy;            /* XRL_P_* */
 	/* --algo */
 	__u64 win_ns;            /* window algorithms: the window's length */
 	__u32 win_limit;         /* packets per window */
 	__u32 _pad3;
+	/* --shadow, --block */
+	__u64 block_ns;          /* --block: how long a source over its limit is dropped entirely */
 };
 
 /*
@@ -314,6 +326,10 @@ struct xrl_rule_stats {
 	__u64 new_refused;    /* sources refused a bucket by the new-source budget (also in dropped) */
 	__u64 total_refused;  /* packets within their source's limit refused by the cap (--total; also in dropped) */
 	__u64 created;        /* buckets inserted for this rule's sources (its share of sources_created) */
+	/* --shadow, --block */
+	__u64 shadow_dropped;       /* packets a shadow rule would have dropped: passed */
+	__u64 shadow_dropped_bytes;
+	__u64 blocked;        /* packets of sources in the penalty box (also in dropped, or shadow_dropped) */
 };
 
 /* Global counters, per CPU. */
@@ -379,7 +395,7 @@ struct xrl_rule_def {
 	__u8  per_len;
 	__u8  algo;         /* enum xrl_algo */
 	__u16 dport;
-	__u16 _pad1;
+	__u16 policy;       /* XRL_P_* */
 	__u32 version;
 	__u8  addr[16];     /* network order, masked to plen */
 	__u64 rate;         /* packets per rate_period seconds */
@@ -393,6 +409,8 @@ struct xrl_rule_def {
 	__u64 total_rate;   /* packets of all sources together per total_period seconds, when XRL_F_TOTAL */
 	__u32 total_period; /* 1, 60 or 3600 */
 	__u32 total_burst;  /* packets */
+	/* --shadow, --block */
+	__u64 block_ns;     /* --block DURATION, ns */
 };
 
 /* One interface an instance is attached to (xrl_ifaces, keyed by ifindex). */
@@ -426,6 +444,7 @@ struct xrl_iface {
 
 enum xrl_event_type {
 	XRL_EV_LIMITED = 1,
+	XRL_EV_BLOCKED = 2,   /* a source of a --block rule put in the penalty box (not sampled) */
 };
 
 struct xrl_event {
@@ -434,6 +453,35 @@ struct xrl_event {
 	__u64 time_ns;     /* CLOCK_MONOTONIC (or the jiffy clock: up to two ticks behind) */
 	struct xrl_bucket_key key;
 	__u32 _pad2;
+	/* --shadow, --block */
+	__u64 until_ns;       /* XRL_EV_BLOCKED: the end of the block */
+	__u64 prev_until_ns;  /* XRL_EV_BLOCKED: an earlier block of the source that ended then, unlogged */
+	__u32 policy;         /* the rule's XRL_P_*: a shadow rule's events are shadow */
+	__u32 _pad3;
+};
+
+/*
+ * The penalty box (--block): a source of a --block rule that exceeds its
+ * limit gets an entry here, keyed as its bucket, and every packet of it is
+ * dropped until until_ns, counted from that first drop (a persistent abuser
+ * gets its burst through once per DURATION, then is blocked again; blocked
+ * packets are only read against the entry, never written). Only --block
+ * rules look it up. An entry at or past until_ns holds nothing: the daemon
+ * logs it released and deletes it; `xrl block del` releases one early by
+ * setting until_ns to the present (released = 1). A block holds only for
+ * the rule version it started under (any change of the rule, as its
+ * buckets restart full, releases its blocks; a deleted rule's id reused
+ * by another holds none). LRU: a live block is looked up by each of its
+ * packets, so the stale ones go first.
+ */
+#define XRL_BLOCKED_SOURCES 65536
+struct xrl_block {
+	__u64 since_ns;    /* CLOCK_MONOTONIC of the drop that started it */
+	__u64 until_ns;    /* CLOCK_MONOTONIC; from then on the source is judged by its bucket again */
+	__u32 released;    /* 1: ended early by `xrl block del` */
+	__u32 policy;      /* the rule's XRL_P_* when it started (shadow: counted, not dropped) */
+	__u32 version;     /* the rule version it started under: a changed rule holds no old block */
+	__u32 _pad;
 };
 
 /* A source being limited: xrl_limited, created by the data path, deleted by the daemon. */

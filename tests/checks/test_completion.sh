@@ -63,6 +63,9 @@ expect "--metrics --metrics-top" xrl daemon --rules /etc/xrl/rules --metr
 expect "--instance" xrl --inst
 expect "" xrl stats --interval ""                  # a free value: nothing offered
 expect "udp" xrl rule add 10.0.0.0/8 --rate 5 --proto u
+expect "del list" xrl block ""                     # block list | del
+expect "--shadow" xrl rule add 10.0.0.0/8 --rate 5 --sh
+expect "" xrl rule add 10.0.0.0/8 --rate 5 --block ""   # a duration: nothing offered
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -556,6 +556,46 @@ static void test_rule_fields(void **state)
 	assert_int_equal(xrl_total_batch(1000, 0), 20);
 }
 
+/* --shadow, --block and byte-only rules: the fields, the text, the compiled rule. */
+static void test_rule_policy_fields(void **state)
+{
+	struct xrl_rule_def d;
+	struct xrl_rule r;
+	char text[256], err[XRL_ERRLEN];
+
+	(void)state;
+	parse_ok("10.0.0.0/8 --rate 100 --block 90s --shadow", &d);
+	assert_int_equal(d.policy, XRL_P_SHADOW | XRL_P_BLOCK);
+	assert_true(d.block_ns == 90ULL * 1000000000ULL);
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 90s --shadow");
+	assert_int_equal(xrl_rule_compile(&d, 7, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.policy, XRL_P_SHADOW | XRL_P_BLOCK);
+	assert_true(r.block_ns == 90ULL * 1000000000ULL);
+	parse_ok("10.0.0.0/8 --rate 100 --block 2h", &d);
+	assert_int_equal(d.policy, XRL_P_BLOCK);
+	assert_true(d.block_ns == 7200ULL * 1000000000ULL);
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 2h");
+	/* byte-only: no packet rate, a packet dimension that always admits */
+	parse_ok("10.0.0.0/8 --bytes 1M --bytes-burst 64k", &d);
+	assert_true(d.rate == 0 && d.burst == 0 && (d.flags & XRL_F_BYTES));
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_string_equal(text, "10.0.0.0/8 --bytes 1000000 --bytes-burst 64000 --per 32");
+	assert_int_equal(xrl_rule_compile(&d, 7, &r, err, sizeof(err)), 0);
+	assert_true(r.pkt.interval == 0 && r.pkt.span == 0 && r.byte.interval != 0);
+	/* a rule changed only in its policy is a new version: not the same parameters */
+	{
+		struct xrl_rule_def a, b;
+
+		parse_ok("10.0.0.0/8 --rate 100", &a);
+		parse_ok("10.0.0.0/8 --rate 100 --shadow", &b);
+		assert_false(xrl_rule_same_params(&a, &b));
+		parse_ok("10.0.0.0/8 --rate 100 --block 10s", &b);
+		assert_false(xrl_rule_same_params(&a, &b));
+	}
+}
+
 static void test_rule_blank_and_comments(void **state)
 {
 	static const char *t[] = {
@@ -601,6 +641,21 @@ static void test_rule_bad(void **state)
 		{ "10.0.0.0/8 --deny --allow", "--allow", "--deny" },
 		{ "10.0.0.0/8", "--rate", NULL },
 		{ "10.0.0.0/8 --burst 10", "--rate", NULL },
+		{ "10.0.0.0/8 --bytes 1M --burst 10", "--burst", "--bytes-burst" },
+		{ "10.0.0.0/8 --bytes 1M --total 5", "--total", "--rate" },
+		{ "10.0.0.0/8 --bytes-burst 10k", "--rate", "--bytes RATE" },
+		{ "10.0.0.0/8 --rate 100 --block", "--block", NULL },
+		{ "10.0.0.0/8 --rate 100 --block 30", "'30'", "30s" },
+		{ "10.0.0.0/8 --rate 100 --block 0s", "'0s'", "--block duration" },
+		{ "10.0.0.0/8 --rate 100 --block -5s", "'-5s'", "--block duration" },
+		{ "10.0.0.0/8 --rate 100 --block 5d", "'5d'", "--block duration" },
+		{ "10.0.0.0/8 --rate 100 --block 1.5m", "'1.5m'", "--block duration" },
+		{ "10.0.0.0/8 --rate 100 --block 169h", "'169h'", "at most 168h" },
+		{ "10.0.0.0/8 --rate 100 --block 99999999999999999999s", "99999999999999999999s", NULL },
+		{ "10.0.0.0/8 --deny --block 30s", "--deny", "--block" },
+		{ "10.0.0.0/8 --allow --shadow", "--allow", "--shadow" },
+		{ "10.0.0.0/8 --shadow", "--rate", NULL },
+		{ "10.0.0.0/8 --rate 100 --shadow=1", "--shadow", NULL },
 		{ "10.0.0.0/8 --proto tcp --dport 80", "--rate", NULL },
 		{ "10.0.0.0/8 --rate 100 --frobnicate", "--frobnicate", NULL },
 		{ "10.0.0.0/8 --rate 100 --frobnicate 5", "--frobnicate", NULL },
@@ -791,6 +846,7 @@ static void test_rule_no_abbreviations(void **state)
 		"10.0.0.0/8 --rate 10 --bytes 1M --bytes-b 1k", "10.0.0.0/8 --al", "10.0.0.0/8 --de",
 		"10.0.0.0/8 --rate 10 --pro tcp", "10.0.0.0/8 --rate 10 --proto tcp --dp 80",
 		"10.0.0.0/8 --rate 10 --sy", "10.0.0.0/8 --rate 10 --pe 24", "10.0.0.0/8 --rates 10",
+		"10.0.0.0/8 --rate 10 --shad", "10.0.0.0/8 --rate 10 --bl 5s",
 	};
 	size_t i;
 
@@ -806,7 +862,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow or --deny");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
 	}
 }
 
@@ -1058,6 +1114,17 @@ static void test_round_trip(void **state)
 		"128.0.0.0/1 --rate 1 --per 1",
 		"10.0.0.0/8 --rate 100 --new-sources 1000",
 		"10.0.0.0/8 --rate 100 --new-sources 60/m --new-burst 7 --global",
+		"10.0.0.0/8 --bytes 1M",
+		"10.0.0.0/8 --bytes 1M --bytes-burst 64k --per 24",
+		"2001:db8::/32 --bytes 10k --shadow",
+		"10.0.0.0/8 --rate 100 --shadow",
+		"10.0.0.0/8 --rate 100 --block 30s",
+		"10.0.0.0/8 --rate 100 --block 90s --shadow",
+		"10.0.0.0/8 --rate 100 --block 10m",
+		"10.0.0.0/8 --rate 100 --block 168h --per 24",
+		"10.0.0.0/8 --rate 100 --block 2min",
+		"10.0.0.0/8 --rate 100 --block 1hour --global",
+		"10.0.0.0/8 --bytes 1M --block 5s",
 		"2001:db8::/32 --rate 1/h --bytes 1M --new-sources 1/h --new-burst 4294967295",
 		"10.0.0.0/8 --rate 100 --total 10000",
 		"10.0.0.0/8 --rate 100 --new-sources 5/m --total 600/m --total-burst 3 --per 24 --global",
@@ -1443,13 +1510,13 @@ static void test_rule_table_text(void **state)
 			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
 			    " [--total-burst N]"
 			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
-			    " [--dport PORT] [--syn] [--global] [--algo ALGO]");
+			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow or --deny");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
 }
 
 static void test_utf8_clean(void **state)
@@ -1507,6 +1574,7 @@ int main(void)
 		cmocka_unit_test(test_proto),
 		cmocka_unit_test(test_rule_defaults),
 		cmocka_unit_test(test_rule_fields),
+		cmocka_unit_test(test_rule_policy_fields),
 		cmocka_unit_test(test_rule_blank_and_comments),
 		cmocka_unit_test(test_rule_bad),
 		cmocka_unit_test(test_rule_single_dash_option),

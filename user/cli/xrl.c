@@ -118,6 +118,7 @@ static const struct xrl_cmd commands[] = {
 	{ .name = "rule", .fn = xrl_cmd_rule, .args = NULL, .sub = &xrl_rule_cmds },
 	{ .name = "stats", .fn = xrl_cmd_stats, .args = "", .opts = &xrl_stats_opts },
 	{ .name = "top", .fn = xrl_cmd_top, .args = "", .opts = &xrl_top_opts },
+	{ .name = "block", .fn = xrl_cmd_block, .args = NULL, .sub = &xrl_block_cmds },
 	{ .name = "daemon", .fn = xrl_cmd_daemon, .args = "", .opts = &xrl_daemon_opts },
 	{ .name = "help", .fn = cmd_help, .args = "[options]" },
 };

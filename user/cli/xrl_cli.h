@@ -47,6 +47,12 @@ extern const struct xrl_cmd_table xrl_rule_cmds;
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);
+/* block list | del (xrl_cmd_block.c): --block's penalty box */
+int xrl_cmd_block(struct xrl_ctx *ctx, int argc, char **argv);
+extern const struct xrl_cmd_table xrl_block_cmds;
+/* 1 and the time left of key's block (its rule d) when it is blocked at now (CLOCK_MONOTONIC), else 0. */
+int xrl_block_left(const struct xrl_maps *m, const struct xrl_bucket_key *key,
+		   const struct xrl_rule_def *d, __u64 now, __u64 *left_ns);
 /* the options of attach, stats, top and daemon (the top-level usage shows them) */
 extern const struct xrl_opt_table xrl_attach_opts, xrl_stats_opts, xrl_top_opts, xrl_daemon_opts;
 /* Report "usage: xrl CMD ..." from the command table; returns XRL_EXIT_USAGE. */

@@ -10,6 +10,7 @@
 
 static struct xrl_rule_def cur[XRL_MAX_RULES];
 static __u32 cur_ids[XRL_MAX_RULES];
+static struct xrl_rule_stats cur_stats[XRL_MAX_RULES];
 
 /* Lock, open, read the rule set. Returns 0 or an exit code (already reported). */
 static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
@@ -56,13 +57,19 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 	if (d->flags & XRL_F_GLOBAL)
 		json_object_set_new(o, "global", json_true());
 	if (d->action == XRL_ACT_LIMIT) {
-		xrl_fmt_rate(d, rate, sizeof(rate));
-		json_object_set_new(o, "rate", json_string(rate));
-		json_object_set_new(o, "rate_pps", json_real((double)d->rate / d->rate_period));
-		if (d->algo == XRL_ALGO_TOKEN_BUCKET)   /* a window algorithm has no burst */
-			json_object_set_new(o, "burst", json_integer(d->burst));
+		if (d->rate) {   /* a byte-only rule has no packet rate */
+			xrl_fmt_rate(d, rate, sizeof(rate));
+			json_object_set_new(o, "rate", json_string(rate));
+			json_object_set_new(o, "rate_pps", json_real((double)d->rate / d->rate_period));
+			if (d->algo == XRL_ALGO_TOKEN_BUCKET)   /* a window algorithm has no burst */
+				json_object_set_new(o, "burst", json_integer(d->burst));
+		}
 		json_object_set_new(o, "per", json_integer(d->per_len));
 		json_object_set_new(o, "algo", json_string(xrl_algo_name(d->algo)));   /* --algo */
+		if (d->policy & XRL_P_SHADOW)
+			json_object_set_new(o, "shadow", json_true());
+		if (d->policy & XRL_P_BLOCK)
+			json_object_set_new(o, "block_s", json_integer((json_int_t)(d->block_ns / 1000000000ull)));
 		if (d->flags & XRL_F_BYTES) {
 			json_object_set_new(o, "bytes_rate", json_integer((json_int_t)d->byte_rate));
 			json_object_set_new(o, "bytes_burst", json_integer((json_int_t)d->byte_burst));
@@ -178,6 +185,24 @@ static int no_args(struct xrl_ctx *ctx, int argc, char **argv)
 	return rule_usage(ctx, argv[0], got);
 }
 
+/*
+ * rule list's last columns: BYTES, then NEW (--new-sources), ALGO (--algo)
+ * and POLICY (--shadow, --block) only when a rule uses them; each but the
+ * last padded to 24, two spaces apart.
+ */
+static void list_tail(const char *const v[4], int ns, int al, int pol)
+{
+	int show[4] = { 1, ns, al, pol }, last = 0, i;
+
+	for (i = 1; i < 4; i++)
+		if (show[i])
+			last = i;
+	for (i = 0; i < 4; i++)
+		if (show[i])
+			printf("%s%-*s", i ? "  " : "", i == last ? 0 : 24, v[i]);
+	putchar('\n');
+}
+
 static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_maps m;
@@ -187,16 +212,26 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 		return rc;
 	if ((rc = begin(ctx, &m, &n, false)))
 		return rc;
+	/* a shadow rule's would-drops beside it: what enforcing it would have dropped */
+	if (xrl_read_rule_stats_many(&m, cur_ids, n, cur_stats))
+		memset(cur_stats, 0, sizeof(cur_stats));
 	if (ctx->json) {
 		json_t *arr = json_array();
 
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, rule_json(&cur[i], cur_ids[i]));
+		for (i = 0; i < n; i++) {
+			json_t *o = rule_json(&cur[i], cur_ids[i]);
+
+			if (cur[i].policy & XRL_P_SHADOW)
+				json_object_set_new(o, "shadow_dropped",
+						    json_integer((json_int_t)cur_stats[i].shadow_dropped));
+			json_array_append_new(arr, o);
+		}
 		xrl_json_print(ctx, arr);
 	} else {
-		int w = 4, ns = 0, al = 0;
+		int w = 4, ns = 0, al = 0, pol = 0;
 
 		for (i = 0; i < n; i++) {
+			pol |= cur[i].policy != 0;
 			ns |= !!(cur[i].flags & XRL_F_NEWSRC);
 			al |= cur[i].action == XRL_ACT_LIMIT && cur[i].algo != XRL_ALGO_TOKEN_BUCKET;
 			char match[192];
@@ -205,19 +240,35 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 			if ((int)strlen(match) > w)
 				w = (int)strlen(match);
 		}
-		/* the NEW column (--new-sources) only when a rule has a new-source budget */
-		/* the ALGO column (--algo) only when a rule has another algorithm than the token bucket */
-		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %-*s%s%s\n", "ID", w, "RULE", "ACTION", "RATE",
-		       "BURST", "PER", "SCOPE", ns || al ? 24 : 0, "BYTES", ns ? "  NEW" : "",
-		       al ? (ns ? "                   ALGO" : "  ALGO") : "");
+		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  ", "ID", w, "RULE", "ACTION", "RATE",
+		       "BURST", "PER", "SCOPE");
+		list_tail((const char *const[]){ "BYTES", "NEW", "ALGO", "POLICY" }, ns, al, pol);
 		for (i = 0; i < n; i++) {
 			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
-			char news[64] = "";
+			char news[64] = "-", polt[96] = "-";
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
 			xrl_fmt_rate(&cur[i], rate, sizeof(rate));
-			if (cur[i].action == XRL_ACT_LIMIT) {
-				if (cur[i].algo == XRL_ALGO_TOKEN_BUCKET)
+			if (pol) {
+				char dur[32], cnt[32];
+				size_t k = 0;
+
+				if (cur[i].policy & XRL_P_BLOCK) {
+					xrl_duration_format(cur[i].block_ns, dur, sizeof(dur));
+					k += snprintf(polt + k, sizeof(polt) - k, "block %s ", dur);
+				}
+				if ((cur[i].policy & XRL_P_SHADOW) && k < sizeof(polt)) {
+					xrl_fmt_count((double)cur_stats[i].shadow_dropped, cnt, sizeof(cnt));
+					k += snprintf(polt + k, sizeof(polt) - k, "shadow (%s would-drop)", cnt);
+				}
+				if (!cur[i].policy)
+					snprintf(polt, sizeof(polt), "-");
+			}
+			if (cur[i].action == XRL_ACT_LIMIT && !cur[i].rate) {
+				snprintf(rate, sizeof(rate), "-");   /* byte-only */
+				snprintf(per, sizeof(per), "/%u", cur[i].per_len);
+			} else if (cur[i].action == XRL_ACT_LIMIT) {
+				if (cur[i].algo == XRL_ALGO_TOKEN_BUCKET)   /* a window algorithm has no burst */
 					snprintf(burst, sizeof(burst), "%u", cur[i].burst);
 				snprintf(per, sizeof(per), "/%u", cur[i].per_len);
 			}
@@ -228,20 +279,19 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 				xrl_fmt_bytes((double)cur[i].byte_burst, b, sizeof(b));
 				snprintf(bytes, sizeof(bytes), "%s/s burst %s", r, b);
 			}
-			if (ns)
-				snprintf(news, sizeof(news), "  -");
 			if (cur[i].flags & XRL_F_NEWSRC)
-				snprintf(news, sizeof(news), "  %llu/%s burst %u",
+				snprintf(news, sizeof(news), "%llu/%s burst %u",
 					 (unsigned long long)cur[i].new_rate,
 					 cur[i].new_period == 3600 ? "h" :
 					 cur[i].new_period == 60 ? "m" : "s", cur[i].new_burst);
 			/* fleet: the budget is shared through xrl daemon and Redis (--global) */
-			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %-*s%-*s%s%s\n", cur_ids[i], w, match,
+			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  ", cur_ids[i], w, match,
 			       xrl_action_name(cur[i].action), rate, burst, per,
 			       cur[i].action != XRL_ACT_LIMIT ? "-" :
-			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", ns || al ? 24 : 0, bytes,
-			       ns && al ? 23 : 0, news, al ? "  " : "",
-			       !al ? "" : cur[i].action == XRL_ACT_LIMIT ? xrl_algo_name(cur[i].algo) : "-");
+			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host");
+			list_tail((const char *const[]){ bytes, news, cur[i].action == XRL_ACT_LIMIT ?
+							 xrl_algo_name(cur[i].algo) : "-", polt },
+				  ns, al, pol);
 		}
 	}
 	xrl_instance_end(ctx, &m);

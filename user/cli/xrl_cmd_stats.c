@@ -182,6 +182,13 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		stats_newsrc_json(r, &defs[i], &s, &rs2[i], tracked[i], window);
 		if (defs[i].action == XRL_ACT_LIMIT)   /* --algo */
 			json_object_set_new(r, "algo", json_string(xrl_algo_name(defs[i].algo)));
+		/* --shadow: what the rule would have dropped (passed); --block: drops of blocked sources */
+		json_object_set_new(r, "shadow_dropped", json_integer((json_int_t)s.shadow_dropped));
+		json_object_set_new(r, "shadow_dropped_bytes",
+				    json_integer((json_int_t)s.shadow_dropped_bytes));
+		json_object_set_new(r, "blocked", json_integer((json_int_t)s.blocked));
+		if (defs[i].policy & XRL_P_SHADOW)
+			json_object_set_new(r, "shadow", json_true());
 		json_array_append_new(rules, r);
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
@@ -267,6 +274,21 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 			xrl_fmt_count((double)rs[i].total_refused, tr, sizeof(tr));
 			printf("%s: %s packets refused by the --total cap\n",
 			       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), tr);
+		}
+		for (i = 0; i < n; i++) {
+			char sd[32], bl[32];
+
+			if (!defs[i].policy)
+				continue;
+			xrl_fmt_count((double)rs[i].shadow_dropped, sd, sizeof(sd));
+			xrl_fmt_count((double)rs[i].blocked, bl, sizeof(bl));
+			if (defs[i].policy & XRL_P_SHADOW)
+				printf("%s: shadow: %s packets it would have dropped, passed\n",
+				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), sd);
+			if (defs[i].policy & XRL_P_BLOCK)
+				printf("%s: %s packets of blocked sources%s\n",
+				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), bl,
+				       defs[i].policy & XRL_P_SHADOW ? " (shadow: passed)" : "");
 		}
 		json_decref(rules);
 		json_decref(o);

@@ -161,11 +161,12 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	arr = json_array();
 	if (!ctx->json)
 		printf("%-40s %-40s %10s %10s %9s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "LAST DROP");
+	/* a shadow rule's rows are its would-drops (passed); --block's blocked ones say the time left */
 	for (i = 0; i < n && (__u64)shown < count; i++) {
 		const struct xrl_rule_def *d = NULL;
 		char src[64], rule[192] = "(deleted rule)";
-		__u64 passed;
-		int j;
+		__u64 passed, left = 0;
+		int j, shadow, blocked;
 
 		if (now > top[i].last_ns && now - top[i].last_ns > XRL_TOP_RECENT_NS)
 			continue;
@@ -177,19 +178,32 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_source_format(&top[i].key, d, src, sizeof(src));
 		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
 		shown++;
+		shadow = d && (d->policy & XRL_P_SHADOW);
+		blocked = d && (d->policy & XRL_P_BLOCK) && xrl_block_left(&m, &top[i].key, d, now, &left);
 		if (ctx->json) {
-			json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:I,s:f}", "source", src, "rule", rule,
-							     "passed", (json_int_t)passed,
-							     "dropped", (json_int_t)top[i].dropped,
-							     "last_drop_age_s",
-							     now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0));
+			json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:f}", "source", src, "rule", rule,
+					      "passed", (json_int_t)passed,
+					      "dropped", (json_int_t)top[i].dropped,
+					      "last_drop_age_s",
+					      now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0);
+
+			if (shadow)
+				json_object_set_new(o, "shadow", json_true());
+			if (blocked)
+				json_object_set_new(o, "blocked_left_s", json_real((double)left / 1e9));
+			json_array_append_new(arr, o);
 		} else {
-			char p[32], dr[32];
+			char p[32], dr[32], state[64] = "";
 
 			xrl_fmt_count((double)passed, p, sizeof(p));
 			xrl_fmt_count((double)top[i].dropped, dr, sizeof(dr));
-			printf("%-40s %-40s %10s %10s %8.1fs\n", src, rule, p, dr,
-			       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0);
+			if (blocked)
+				snprintf(state, sizeof(state), "  blocked, %.0fs left%s",
+					 (double)left / 1e9 + 0.5, shadow ? " (shadow)" : "");
+			else if (shadow)
+				snprintf(state, sizeof(state), "  (shadow: would-drops, passed)");
+			printf("%-40s %-40s %10s %10s %8.1fs%s\n", src, rule, p, dr,
+			       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0, state);
 		}
 	}
 	if (ctx->json) {

@@ -227,7 +227,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	__u32 sets4 = 0, sets6 = 0;
 	int malformed, err, ifindex, rc = XRL_EXIT_FAIL;
 	bool existed, multiprog = false, given_sources;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };

@@ -198,6 +198,17 @@ static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
 		snprintf(r->rule, sizeof(r->rule), "(deleted rule)");
 		if (d)
 			xrl_rule_format_match(d, r->rule, sizeof(r->rule));
+		if (d && d->policy) {
+			/* a shadow rule's drops are would-drops (passed); a blocked source, its time left */
+			size_t k = strlen(r->rule);
+			__u64 left;
+
+			if ((d->policy & XRL_P_BLOCK) && xrl_block_left(m, &r->key, d, xrl_mono_ns(), &left))
+				k += (size_t)snprintf(r->rule + k, sizeof(r->rule) - k, "  blocked, %.0fs left",
+						      (double)left / 1e9 + 0.5);
+			if ((d->policy & XRL_P_SHADOW) && k < sizeof(r->rule))
+				snprintf(r->rule + k, sizeof(r->rule) - k, "  (shadow)");
+		}
 		xrl_source_format(&r->key, d, r->src, sizeof(r->src));
 		/* one map lookup per row shown, not per source in the sketch */
 		r->passed = xrl_source_passed(m, &r->key);

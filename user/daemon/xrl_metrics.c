@@ -318,6 +318,34 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].total_refused);
 	}
+	xrl_metrics_family(f, "xrl_shadow_dropped_total", "counter",
+	       "Packets a shadow rule (--shadow) would have dropped and passed: what "
+	       "enforcing it would drop.");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].policy & XRL_P_SHADOW))
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_shadow_dropped_total", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].shadow_dropped);
+	}
+	xrl_metrics_family(f, "xrl_blocked_total", "counter",
+	       "Packets of sources in a rule's penalty box (--block; also counted as dropped, "
+	       "or as shadow-dropped for a shadow rule).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].policy & XRL_P_BLOCK))
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_blocked_total", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].blocked);
+	}
 
 	xrl_metrics_family(f, "xrl_instance_packets_total", "counter",
 	       "Every frame the instance saw, passed or dropped for whatever reason.");

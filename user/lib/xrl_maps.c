@@ -20,7 +20,7 @@ const char *const xrl_map_names[] = {
 	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
 	/* per rule and host, whichever interface a packet arrives on (issue 13) */
 	"xrl_newsrc", "xrl_total", "xrl_total_local",
-	"xrl_logs", NULL,
+	"xrl_logs", "xrl_blocked", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
@@ -28,7 +28,8 @@ static int *map_slot(struct xrl_maps *m, int i)
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
 			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
-			 &m->newsrc, &m->total, &m->total_local, &m->logs };
+			 &m->newsrc, &m->total, &m->total_local, &m->logs,
+			 &m->blocked };
 	return slots[i];
 }
 
@@ -506,6 +507,9 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].new_refused += v->new_refused;
 			out[i].total_refused += v->total_refused;
 			out[i].created += v->created;
+			out[i].shadow_dropped += v->shadow_dropped;
+			out[i].shadow_dropped_bytes += v->shadow_dropped_bytes;
+			out[i].blocked += v->blocked;
 		}
 	}
 	free(all);

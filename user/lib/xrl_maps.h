@@ -33,6 +33,7 @@ struct xrl_maps {
 	int total;    /* aggregate caps (--total), likewise */
 	int total_local;   /* per CPU: the unspent batch of cap tokens */
 	int logs;         /* --algo sliding-log's rings */
+	int blocked;      /* --block's penalty box */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */

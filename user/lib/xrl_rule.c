@@ -231,6 +231,61 @@ int xrl_opt_size(const struct xrl_opt *o, const char *arg, void *obj, char *err,
 	return 0;
 }
 
+int xrl_parse_duration(const char *what, const char *s, __u64 max_s, __u64 *ns, char *err,
+		       size_t errlen)
+{
+	static const struct { const char *unit; __u32 secs; } units[] = {
+		{ "s", 1 }, { "sec", 1 }, { "m", 60 }, { "min", 60 }, { "h", 3600 }, { "hour", 3600 },
+	};
+	char num[32], why[XRL_ERRLEN];
+	size_t n = 0, i;
+	__u64 v;
+
+	while (s && isdigit((unsigned char)s[n]))
+		n++;
+	if (!s || n == 0 || n >= sizeof(num))
+		goto bad;
+	memcpy(num, s, n);
+	num[n] = 0;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(s + n, units[i].unit))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]) ||
+	    xrl_parse_uint(what, num, 1, max_s, &v, why, sizeof(why)) || v * units[i].secs > max_s)
+		goto bad;
+	*ns = v * units[i].secs * NS_PER_SEC;
+	return 0;
+bad:
+	return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number of seconds, minutes or hours with its unit, e.g. 30s, 10m, 1h (at most %lluh)",
+		    what, s ? s : "", (unsigned long long)max_s / 3600);
+}
+
+void xrl_duration_format(__u64 ns, char *buf, size_t len)
+{
+	__u64 s = ns / NS_PER_SEC;
+
+	if (s && s % 3600 == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)s / 3600);
+	else if (s && s % 60 == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)s / 60);
+	else
+		snprintf(buf, len, "%llus", (unsigned long long)s);
+}
+
+static int opt_duration(const struct xrl_opt *o, const char *arg, void *obj, char *err,
+			size_t errlen)
+{
+	__u64 ns, pol;
+
+	if (xrl_parse_duration(o->what, arg, o->max, &ns, err, errlen))
+		return -1;
+	xrl_opt_store(obj, o->off, o->size, ns);
+	pol = 0;
+	memcpy(&pol, (char *)obj + o->off2, o->size2);
+	xrl_opt_store(obj, o->off2, o->size2, pol | o->val);
+	return 0;
+}
+
 /* the protocol at off; o->val (XRL_F_PROTO) ORed into the flags at off2 */
 static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
 {
@@ -255,7 +310,7 @@ enum {
 	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
 	RO_GLOBAL,
 	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_N,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_N,
 };
 
 static const struct xrl_opt rule_opts[RO_N] = {
@@ -266,7 +321,7 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		       .help = "packets a source may send at once (default: the rate per second)" },
 	[RO_BYTES] = { "bytes", 0, "RATE", xrl_opt_size, DEF(byte_rate), .modes = ADD,
 		       .max = XRL_MAX_BYTE_RATE, .what = "byte rate",
-		       .help = "also limit to RATE bytes per second" },
+		       .help = "limit to RATE bytes per second (beside --rate, or alone: a byte-only rule)" },
 	[RO_BYTES_BURST] = { "bytes-burst", 0, "SIZE", xrl_opt_size, DEF(byte_burst), .modes = ADD,
 			     .max = XRL_MAX_BYTE_BURST, .what = "byte burst",
 			     .help = "bytes a source may send at once (default: the byte rate)" },
@@ -300,6 +355,13 @@ static const struct xrl_opt rule_opts[RO_N] = {
 	/* --algo */
 	[RO_ALGO] = { "algo", 0, "ALGO", xrl_opt_enum, DEF(algo), .modes = ADD, .what = XRL_ALGO_NAMES,
 		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log" },
+	[RO_SHADOW] = { "shadow", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
+			.val = XRL_P_SHADOW,
+			.help = "decide and count, but pass what the rule would drop (shadow_dropped)" },
+	[RO_BLOCK] = { "block", 0, "DURATION", opt_duration, DEF(block_ns), DEF2(policy),
+		       .modes = ADD, .max = XRL_MAX_BLOCK_S, .val = XRL_P_BLOCK,
+		       .what = "--block duration",
+		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -396,11 +458,23 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		d->per_len = d->family == 4 ? 32 : 128;   /* top names each denied source */
 		return 0;
 	}
-	if (!GIVEN(RO_RATE))
-		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
+	if (!GIVEN(RO_RATE) && !GIVEN(RO_BYTES))
+		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --bytes RATE, --allow or --deny");
+	if (d->algo != XRL_ALGO_TOKEN_BUCKET && !GIVEN(RO_RATE))
+		return xrl_fail(err, errlen, "--algo %s counts packets per window and needs --rate N/UNIT (e.g. 10/s); a byte-only rule is a token bucket",
+				xrl_algo_name(d->algo));
 	if (d->algo != XRL_ALGO_TOKEN_BUCKET && algo_check(d, seen, err, errlen))
 		return -1;
-	if (!GIVEN(RO_BURST)) {
+	if (!GIVEN(RO_RATE)) {
+		/* a byte-only rule: no packet bucket (rate 0), nothing a packet count needs */
+		if (GIVEN(RO_BURST))
+			return xrl_fail(err, errlen, "--burst is a packet burst and needs --rate RATE; a byte-only rule takes --bytes-burst SIZE");
+		if (GIVEN(RO_TOTAL))
+			return xrl_fail(err, errlen, "--total caps packets and needs --rate RATE for the sources' own limit");
+		d->rate = 0;
+		d->rate_period = 0;
+		d->burst = 0;
+	} else if (!GIVEN(RO_BURST)) {
 		__u64 per_sec = d->rate / d->rate_period;
 
 		d->burst = per_sec ? (__u32)per_sec : 1;
@@ -553,9 +627,11 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 		n = snprintf(buf, len, "%s --rate %llu/%s --algo %s", match,
 			     (unsigned long long)d->rate, period_unit(d->rate_period),
 			     xrl_algo_name(d->algo));
-	else
+	else if (d->rate)
 		n = snprintf(buf, len, "%s --rate %llu/%s --burst %u", match,
 			     (unsigned long long)d->rate, period_unit(d->rate_period), d->burst);
+	else
+		n = snprintf(buf, len, "%s", match);   /* byte-only */
 	if ((d->flags & XRL_F_BYTES) && n < len)
 		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
 			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
@@ -569,7 +645,15 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 	if (n < len)
 		n += snprintf(buf + n, len - n, " --per %u", d->per_len);
 	if ((d->flags & XRL_F_GLOBAL) && n < len)
-		snprintf(buf + n, len - n, " --global");
+		n += snprintf(buf + n, len - n, " --global");
+	if ((d->policy & XRL_P_BLOCK) && n < len) {
+		char dur[32];
+
+		xrl_duration_format(d->block_ns, dur, sizeof(dur));
+		n += snprintf(buf + n, len - n, " --block %s", dur);
+	}
+	if ((d->policy & XRL_P_SHADOW) && n < len)
+		snprintf(buf + n, len - n, " --shadow");
 }
 
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
@@ -591,7 +675,8 @@ bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_de
 	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst &&
 	       a->new_rate == b->new_rate && a->new_period == b->new_period &&
 	       a->new_burst == b->new_burst && a->total_rate == b->total_rate &&
-	       a->total_period == b->total_period && a->total_burst == b->total_burst;
+	       a->total_period == b->total_period && a->total_burst == b->total_burst &&
+	       a->policy == b->policy && a->block_ns == b->block_ns;
 }
 
 int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
@@ -673,9 +758,17 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 		r->win_ns = (__u64)d->rate_period * NS_PER_SEC;
 		r->win_limit = (__u32)d->rate;
 	}
-	if (xrl_gcra_compile(d->rate, (__u64)d->rate_period * NS_PER_SEC, d->burst, &r->pkt,
-			     err, errlen))
+	r->policy = d->policy;
+	r->block_ns = d->block_ns;
+	/*
+	 * A byte-only rule (rate 0) has a packet dimension that always admits:
+	 * interval and span 0 (the packet word never runs ahead of the clock).
+	 */
+	if (d->rate && xrl_gcra_compile(d->rate, (__u64)d->rate_period * NS_PER_SEC, d->burst,
+					&r->pkt, err, errlen))
 		return -1;
+	if (!d->rate && !(d->flags & XRL_F_BYTES))
+		return xrl_fail(err, errlen, "a limit rule needs --rate or --bytes");
 	if ((d->flags & XRL_F_BYTES) &&
 	    xrl_gcra_compile(d->byte_rate, NS_PER_SEC, d->byte_burst, &r->byte, err, errlen))
 		return -1;
@@ -694,7 +787,7 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	 * time; a bucket that holds three ticks of refill never overflows from
 	 * that, so the jiffy clock changes no long-run count.
 	 */
-	r->coarse = r->pkt.full_ns >= 3 * xrl_coarse_tick_ns() &&
+	r->coarse = (!d->rate || r->pkt.full_ns >= 3 * xrl_coarse_tick_ns()) &&
 		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 3 * xrl_coarse_tick_ns()) &&
 		    (!(d->flags & XRL_F_NEWSRC) || r->newsrc.full_ns >= 3 * xrl_coarse_tick_ns()) &&
 		    (!(d->flags & XRL_F_TOTAL) || r->total.full_ns >= 3 * xrl_coarse_tick_ns());

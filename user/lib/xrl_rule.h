@@ -27,6 +27,12 @@ int xrl_parse_size(const char *what, const char *s, __u64 max, __u64 *out,
 		   char *err, size_t errlen);
 int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 *out,
 		   char *err, size_t errlen);
+/* A duration N[s|m|h] (sec, min, hour too) of 1 s to max_s, into ns. */
+#define XRL_MAX_BLOCK_S (7ULL * 24 * 3600)   /* --block: at most a week */
+int xrl_parse_duration(const char *what, const char *s, __u64 max_s, __u64 *ns, char *err,
+		       size_t errlen);
+/* The same back: "30s", "10m", "1h" (the largest unit that divides it). */
+void xrl_duration_format(__u64 ns, char *buf, size_t len);
 int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen);
 const char *xrl_proto_name(__u8 proto);
 /* --algo: the names of enum xrl_algo, in order */
