@@ -48,7 +48,9 @@ XRL_SRCS  := $(wildcard user/cli/*.c) $(DAEMON_CMD_SRCS)
 XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
+UNIT_TESTS += $(BUILD)/test_algo   # --algo
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
+PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
@@ -114,6 +116,8 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -lpthread
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
@@ -128,6 +132,9 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_instance: tests/prog/test_instance.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_instance.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+# --algo through the program (test clock)
+$(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json
 $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
 	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \

@@ -108,6 +108,7 @@ enum {
 	C_QINQ_OVER,
 	C_GLOBAL_OVER, C_GLOBAL_UNDER,
 	C_TOTAL_UNDER, C_TOTAL_CAPPED, C_NEWSRC_REFUSED,
+	C_FW_UNDER, C_FW_OVER, C_SW_UNDER, C_SW_OVER, C_SL_OVER,   /* --algo */
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
@@ -139,6 +140,11 @@ static struct bcase cases[C_N] = {
 	[C_TOTAL_UNDER] = { "xrl_total_v4_under", "xrl: --total rule, under both limits" },
 	[C_TOTAL_CAPPED] = { "xrl_total_v4_capped", "xrl: --total rule, refused by the cap" },
 	[C_NEWSRC_REFUSED] = { "xrl_newsrc_refused", "xrl: new source refused by --new-sources" },
+	[C_FW_UNDER]    = { "xrl_fixed_window_v4_under", "xrl: --algo fixed-window, under limit" },
+	[C_FW_OVER]     = { "xrl_fixed_window_v4_over", "xrl: --algo fixed-window, over limit" },
+	[C_SW_UNDER]    = { "xrl_sliding_window_v4_under", "xrl: --algo sliding-window, under" },
+	[C_SW_OVER]     = { "xrl_sliding_window_v4_over", "xrl: --algo sliding-window, over" },
+	[C_SL_OVER]     = { "xrl_sliding_log_v4_over", "xrl: --algo sliding-log, over limit" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -187,6 +193,23 @@ static const char *const cap_rules[] = {
 	"192.0.2.0/24 --rate 10000000/s --burst 4294967295 --new-sources 1/h --new-burst 1",
 	NULL,
 };
+
+/*
+ * --algo, in an instance of its own: each window algorithm under and over
+ * its limit. A sliding window counts at most 1048575 per window, so its
+ * under-limit case runs fewer packets per run (SW_UNDER_REPEAT); a sliding
+ * log holds at most 64, too few to time an under-limit run: over only.
+ */
+static const char *const algo_rules[] = {
+	"198.51.100.0/24 --rate 4294967295/h --algo fixed-window",
+	"203.0.113.0/24 --rate 1/h --algo fixed-window",
+	"192.0.2.0/24 --rate 1048575/h --algo sliding-window",
+	"198.18.0.0/24 --rate 1/h --algo sliding-window",
+	"198.19.0.0/24 --rate 1/h --algo sliding-log",
+	NULL,
+};
+#define SW_UNDER_REPEAT 100000
+static unsigned long long log_map_bytes;   /* memlock of xrl_logs (XRL_LOG_SOURCES rings) */
 
 /* The many-source stages: one rule over 10.0.0.0/12, one bucket per address. */
 static const char *const many_over_rules[] = {
@@ -719,6 +742,7 @@ static void report_json(double wall)
 	res_json("v6_under", &res6_under, "");
 	printf("  },\n");
 	printf("  \"bucket_map_bytes\": %llu,\n", bucket_map_bytes);
+	printf("  \"log_map_bytes\": %llu, \"log_sources\": %u,\n", log_map_bytes, XRL_LOG_SOURCES);
 	printf("  \"many_sources_net_ns\": {\"over\": %.2f, \"under\": %.2f, \"testclock_over\": %.2f, "
 	       "\"v6_over\": %.2f, \"v6_under\": %.2f},\n",
 	       net(C_OVER_MANY), net(C_UNDER_MANY), net(C_TESTCLK_MANY), net(C_V6_OVER_MANY),
@@ -837,6 +861,22 @@ static void report_table(double wall, const char *nbuf)
 	    med(C_TOTAL_CAPPED) - med(C_V4_OVER));
 	row("--new-sources, a new source refused (refused - IPv4 over)",
 	    med(C_NEWSRC_REFUSED) - med(C_V4_OVER));
+	row("--algo fixed-window, under (fixed-window under - IPv4 under)",
+	    med(C_FW_UNDER) - med(C_V4_UNDER));
+	row("--algo fixed-window, over (fixed-window over - IPv4 over)",
+	    med(C_FW_OVER) - med(C_V4_OVER));
+	row("--algo sliding-window, under (sliding-window under - IPv4 under)",
+	    med(C_SW_UNDER) - med(C_V4_UNDER));
+	row("--algo sliding-window, over (sliding-window over - IPv4 over)",
+	    med(C_SW_OVER) - med(C_V4_OVER));
+	row("--algo sliding-log, over: + its ring's lookup (sliding-log over - IPv4 over)",
+	    med(C_SL_OVER) - med(C_V4_OVER));
+	printf("\nmemory per tracked source, by algorithm (the bucket entry: 40 B IPv4, 56 B IPv6):\n");
+	printf("  %-60s %8s\n", "token-bucket, fixed-window, sliding-window", "entry");
+	printf("  %-60s %8.0f B\n", "sliding-log: + its ring in xrl_logs (memlock / sources)",
+	       (double)log_map_bytes / XRL_LOG_SOURCES);
+	printf("  %-60s %8.1f MiB\n", "  xrl_logs, preallocated for XRL_LOG_SOURCES sources",
+	       (double)log_map_bytes / (1 << 20));
 
 	printf("\n%s sources, over limit (srcwalk wrapper itself: %.2f ns, subtracted = net):\n",
 	       nbuf, med(C_WRAP_DROP) - d);
@@ -904,7 +944,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob, cap;
+	struct prod prod, glob, cap, algo;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1036,6 +1076,24 @@ int main(int argc, char **argv)
 	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.7" };     /* refused, so never tracked */
 	prime_case(&cases[C_NEWSRC_REFUSED], cap.prog_fd, &s, XDP_DROP);
 
+	/* --algo */
+	prod_open(&algo, algo_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_FW_UNDER], algo.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };
+	prime_case(&cases[C_FW_OVER], algo.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.7" };
+	prime_case(&cases[C_SW_UNDER], algo.prog_fd, &s, XDP_PASS);
+	if (cases[C_SW_UNDER].repeat > SW_UNDER_REPEAT)
+		cases[C_SW_UNDER].repeat = SW_UNDER_REPEAT;
+	if ((opt.runs + 1ull) * cases[C_SW_UNDER].repeat >= 1048575)
+		die("--runs %u: too many for the sliding window's under-limit case", opt.runs);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.18.0.7" };
+	prime_case(&cases[C_SW_OVER], algo.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.19.0.7" };
+	prime_case(&cases[C_SL_OVER], algo.prog_fd, &s, XDP_DROP);
+	log_map_bytes = xrl_map_memlock(algo.maps.logs);
+
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
 	if (err)
@@ -1069,6 +1127,7 @@ int main(int argc, char **argv)
 	prod_close(&prod);
 	prod_close(&glob);
 	prod_close(&cap);
+	prod_close(&algo);
 
 	/* many sources */
 	if (opt.sources == 1000000)

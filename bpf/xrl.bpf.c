@@ -9,6 +9,7 @@
 #include "xrl_bucket.h"
 #include "xrl_parse.h"
 #include "xrl_table.h"
+#include "xrl_algo.h"
 
 #define XRL_CAS_TRIES 8
 
@@ -167,6 +168,21 @@ struct {
 	__type(key, struct xrl_bucket_key);
 	__type(value, struct xrl_limited);
 } xrl_limited SEC(".maps");
+
+/* The sliding logs of --algo sliding-log (xrl_algo.h), and the empty log new ones copy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_LOG_SOURCES);
+	__type(key, struct xrl_bucket_key);
+	__type(value, struct xrl_log);
+} xrl_logs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xrl_log);
+} xrl_log_zero SEC(".maps");
 
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the test sets the clock, so time in tests is exact. */
@@ -528,14 +544,27 @@ static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_c
  * packet's verdict; the state is stored whichever it is.
  */
 static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_ns, __u64 len,
-					   __u64 floor_ns, struct xrl_bstate *nb)
+					   __u64 floor_ns, __u64 rt_off, struct xrl_bstate *nb)
 {
 	/* a fresh bucket is a full one: the peek of any bucket with fresh set */
-	int pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
+	int pass;
 
 	nb->tat_bytes = 0;
 	nb->last_ns = now_ns;
 	nb->seen = 0;
+	if (r->algo != XRL_ALGO_TOKEN_BUCKET) {
+		/* a window source starts empty; a log's first packet is decided once it is published */
+		nb->tat = 0;
+		pass = 0;
+		if (r->algo == XRL_ALGO_SLIDING_LOG)
+			nb->tat = xrl_log_word(bpf_get_prandom_u32());
+		else
+			pass = xrl_win_peek(r->algo, 0, 1, now_ns, rt_off, r->win_ns, r->win_limit,
+					    floor_ns, &nb->tat);
+		nb->passed = pass;
+		return pass;
+	}
+	pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
 	if (!pass)
 		nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
@@ -554,7 +583,7 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 static __always_inline int xrl_fresh_refused(const struct xrl_rule *r, __u64 now_ns,
 					     struct xrl_bstate *nb)
 {
-	nb->tat = xrl_to_units(now_ns, r->pkt.shift);
+	nb->tat = r->algo != XRL_ALGO_TOKEN_BUCKET ? 0 : xrl_to_units(now_ns, r->pkt.shift);
 	nb->tat_bytes = xrl_to_units(now_ns, r->byte.shift);
 	nb->passed = 0;
 	return 0;
@@ -656,9 +685,93 @@ struct xrl_dargs {
 	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
 	__u64 len;
 	__u64 now_ns;
-	__u64 floor_ns;
-	__u32 addr[4];    /* IPv6 insert: the masked address */
+	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others) */
+	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
+	__u32 family;     /* 4 or 6 */
+	__u32 way;        /* XRL_INSERT_DECIDE: the way inserted */
 };
+
+/* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
+#define XRL_INSERT_DECIDE 2
+
+/*
+ * A window algorithm's decision (--algo, xrl_algo.h) on entry e: its word
+ * is the state's tat (a sliding log's ring is in xrl_logs). As for the
+ * token bucket, over-limit packets write nothing, and a source of an
+ * older rule version starts empty (fresh).
+ */
+__noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, struct xrl_dargs *d,
+			      struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+	struct xrl_bstate *b;
+	__u64 k, next, now_ns;
+	int got, fresh;
+
+	if (!e || !r || !d || !cfg || !gs)
+		return 0;
+	b = &e->st;
+	k = d->key;
+	if (!b->seen)
+		b->seen = 1;
+	/* as xrl_decide: an entry of another rule version starts empty; never before its last admission */
+	fresh = !xrl_key_current(k, r->version);
+	now_ns = xrl_gcra_clamp(d->now_ns, b->last_ns);
+
+	if (r->algo == XRL_ALGO_SLIDING_LOG) {
+		struct xrl_bucket_key lk = { .rule_id = r->id, .family = d->family };
+		struct xrl_log *lg;
+		__u32 zero = 0;
+
+		if (d->family == 4)
+			lk.addr[0] = (__u32)k;
+		else
+			__builtin_memcpy(lk.addr, d->addr, 16);
+		if (fresh) {
+			/* a new rule version: an empty log under a new nonce, then the version stored */
+			next = xrl_key_with_version(k, r->version);
+			__sync_val_compare_and_swap(&b->tat, b->tat, xrl_log_word(bpf_get_prandom_u32()));
+			__sync_val_compare_and_swap(&e->key, k, next);
+			k = next;
+			fresh = 0;
+		}
+		lg = bpf_map_lookup_elem(&xrl_logs, &lk);
+		if (!lg) {
+			struct xrl_log *empty = bpf_map_lookup_elem(&xrl_log_zero, &zero);
+
+			if (!empty)
+				return 0;
+			bpf_map_update_elem(&xrl_logs, &lk, empty, BPF_NOEXIST);
+			lg = bpf_map_lookup_elem(&xrl_logs, &lk);
+			if (!lg) {
+				gs->insert_failed++;
+				return 0;
+			}
+		}
+		if ((r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
+			return 0;
+		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, now_ns, r->win_ns);
+	} else {
+		/* the cap after the source's own window said yes, as for the token bucket */
+		if ((r->flags & XRL_F_TOTAL) &&
+		    (!xrl_win_peek(r->algo, b->tat, fresh, now_ns, cfg->rt_off_ns, r->win_ns,
+				   r->win_limit, d->floor_ns, &next) || !xrl_total_take(r, now_ns)))
+			return 0;
+		got = xrl_win_take(&b->tat, &e->key, k, r->algo, fresh, now_ns, cfg->rt_off_ns,
+				   r->win_ns, r->win_limit, d->floor_ns);
+	}
+	if (got <= 0) {
+		if (r->flags & XRL_F_TOTAL)
+			xrl_total_refund(r);
+		if (got < 0)
+			gs->cas_contended++;
+		return 0;
+	}
+	b->last_ns = now_ns;
+	b->passed++;
+	if (fresh)
+		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
+	return 1;
+}
 
 /*
  * The limit decision on a source's entry e (its key word as read in
@@ -762,7 +875,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 		return 0;								\
 	}										\
 	now_ns = xrl_start_ns(r, cfg, now_ns);						\
-	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, &nb);			\
+	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
 	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
 		pass = xrl_fresh_refused(r, now_ns, &nb);				\
 	WRITE_ADDR;									\
@@ -779,6 +892,13 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);				\
 	if (rs)										\
 		rs->created++;								\
+	if (r->algo == XRL_ALGO_SLIDING_LOG) {						\
+		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */	\
+		d->key = xrl_key_with_version(want, r->version);			\
+		d->now_ns = now_ns;							\
+		d->way = v;								\
+		return XRL_INSERT_DECIDE;						\
+	}										\
 	return pass
 
 __noinline int xrl_insert4(struct xrl_set4 *set, const struct xrl_rule *r, struct xrl_dargs *d,
@@ -797,6 +917,11 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 #undef ENT
 }
 
+/* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
+#define XRL_DECIDE(e, r, d, cfg, gs)							\
+	((r)->algo != XRL_ALGO_TOKEN_BUCKET ? xrl_win_decide(e, r, d, cfg, gs) :		\
+					      xrl_decide(e, r, d, cfg, gs))
+
 /*
  * The limit decision in the IPv4 table for a masked address: one set, its
  * ways scanned for the key word (the address itself is the tag).
@@ -808,7 +933,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 	__u64 want = xrl_key_word(r->id, addr), k = 0, hit = 0;
 	__u32 idx = xrl_set_index(xrl_table_hash4(r->id, addr), cfg->sets_v4), i;
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
+	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 4 };
 
 	if (!set) {
 		gs->insert_failed++;
@@ -822,7 +947,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		k = set->w[i].key;
 		if (xrl_key_match(k, want)) {
 			d.key = k;
-			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 		}
 		/* two ways match (a racing insert of the same source), or it changed: scan */
 		for (i = 0; i < XRL_WAYS4; i++) {
@@ -832,12 +957,15 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 		}
 		d.key = k;
 		if (i < XRL_WAYS4)
-			return xrl_decide(&set->w[i], r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 	}
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
-	return xrl_insert4(set, r, &d, cfg, gs);
+	i = xrl_insert4(set, r, &d, cfg, gs);
+	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
+		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
+	return i;
 }
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address. */
@@ -849,12 +977,14 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 	__u64 want = xrl_key_word(r->id, ah), k = 0, hit = 0;
 	__u32 idx = xrl_set_index(xrl_table_hash6(r->id, ah), cfg->sets_v6), i;
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns };
+	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 6 };
 
 	if (!set) {
 		gs->insert_failed++;
 		return 0;
 	}
+	if (r->algo == XRL_ALGO_SLIDING_LOG)
+		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
 	for (i = 0; i < XRL_WAYS6; i++)
 		hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
 	if (hit) {
@@ -862,7 +992,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		k = set->w[i].e.key;
 		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
 			d.key = k;
-			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 		}
 		for (i = 0; i < XRL_WAYS6; i++) {
 			k = set->w[i].e.key;
@@ -871,13 +1001,16 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 		d.key = k;
 		if (i < XRL_WAYS6)
-			return xrl_decide(&set->w[i].e, r, &d, cfg, gs);
+			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 	}
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
 	__builtin_memcpy(d.addr, a, 16);
-	return xrl_insert6(set, r, &d, cfg, gs);
+	i = xrl_insert6(set, r, &d, cfg, gs);
+	if (i == XRL_INSERT_DECIDE)
+		return xrl_win_decide(&set->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
+	return i;
 }
 
 /*
@@ -903,6 +1036,27 @@ static __always_inline int xrl_fleet_floor_of(const struct xrl_rule *r,
 	if (f && f->until_ns > now_ns)
 		*floor_ns = f->until_ns;
 	return 0;
+}
+
+/*
+ * A global window rule (--algo): instead of a floor, the other hosts'
+ * counts of the source's window as the daemon last had them from Redis,
+ * packed by xrl_win_others; none when the floor is moot (expired, or the
+ * daemon opened the rule: floor_ns 0 then).
+ */
+static __noinline __u64 xrl_fleet_window_others(const struct xrl_rule *r,
+					       const struct xrl_bucket_key *key, __u64 now_ns,
+					       __u64 floor_ns, struct xrl_config *cfg)
+{
+	struct xrl_fleet_floor *f;
+
+	if (!floor_ns || !r->win_ns)
+		return 0;
+	f = bpf_map_lookup_elem(&xrl_fleet_floor, key);
+	if (!f)
+		return 0;
+	return xrl_win_others(xrl_win_index(now_ns, cfg->rt_off_ns, r->win_ns), f->win_idx,
+			      f->win_others, f->win_others_prev);
 }
 
 /* Count an admission (or a sampled drop) of a global rule for the daemon. */
@@ -958,6 +1112,8 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	xrl_make_key(r, p, &key);
 	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
 		return 0;
+	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
+		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
 	if (p->family == 4)
 		pass = xrl_limit_v4(r, key.addr[0], len, now_ns, floor_ns, cfg, gs);

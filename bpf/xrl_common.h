@@ -37,6 +37,30 @@ enum xrl_action {
 #define XRL_F_TOTAL  0x40   /* all sources together are capped too (--total): xrl_total */
 #define XRL_F_MATCH  (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN)   /* the rule looks past the source */
 
+/*
+ * A limit rule's algorithm (--algo): the token bucket (GCRA, xrl_bucket.h)
+ * or one of the window algorithms of xrl_algo.h, whose rate is a count per
+ * UTC-aligned window of 1 s, 1 min or 1 h.
+ */
+enum xrl_algo {
+	XRL_ALGO_TOKEN_BUCKET   = 0,
+	XRL_ALGO_FIXED_WINDOW   = 1,
+	XRL_ALGO_SLIDING_WINDOW = 2,
+	XRL_ALGO_SLIDING_LOG    = 3,
+};
+
+/*
+ * The sliding log's per-source ring (xrl_logs, keyed by struct
+ * xrl_bucket_key): a bounded log, so --algo sliding-log takes limits up to
+ * XRL_LOG_MAX per window; XRL_LOG_SOURCES sources keep a log at once (LRU).
+ */
+#define XRL_LOG_MAX      64
+#define XRL_LOG_SOURCES  16384
+
+struct xrl_log {
+	__u64 slot[XRL_LOG_MAX];
+};
+
 /* Malformed-packet policy, fixed at load time. */
 enum xrl_malformed_policy {
 	XRL_MALFORMED_PASS = 0,
@@ -68,13 +92,17 @@ struct xrl_rule {
 	__u8  per_len;    /* aggregation prefix length for the bucket key */
 	__u16 dport;      /* host order, when XRL_F_DPORT */
 	__u8  coarse;     /* decide with the jiffy clock: the burst holds >= 3 ticks of refill */
-	__u8  _pad;
+	__u8  algo;       /* enum xrl_algo */
 	struct xrl_gcra pkt;
 	struct xrl_gcra byte;  /* used when XRL_F_BYTES */
 	struct xrl_gcra newsrc;  /* sources given a bucket, when XRL_F_NEWSRC */
 	struct xrl_gcra total;   /* the rule's aggregate cap, when XRL_F_TOTAL */
 	__u32 total_batch;       /* tokens a CPU takes from the shared cap word at once */
 	__u32 _pad2;
+	/* --algo */
+	__u64 win_ns;            /* window algorithms: the window's length */
+	__u32 win_limit;         /* packets per window */
+	__u32 _pad3;
 };
 
 /*
@@ -324,6 +352,8 @@ struct xrl_config {
 	__u64 event_tat;        /* GCRA word of the in-kernel bound on limit events */
 	__u32 sets_v4;          /* sets of xrl_buckets_v4 (its max_entries), written by xrl_config_init */
 	__u32 sets_v6;
+	/* --algo */
+	__u64 rt_off_ns;        /* CLOCK_REALTIME - CLOCK_MONOTONIC: windows align to UTC */
 };
 
 /*
@@ -347,7 +377,7 @@ struct xrl_rule_def {
 	__u8  flags;        /* XRL_F_* */
 	__u8  proto;
 	__u8  per_len;
-	__u8  _pad0;
+	__u8  algo;         /* enum xrl_algo */
 	__u16 dport;
 	__u16 _pad1;
 	__u32 version;
@@ -461,6 +491,16 @@ struct xrl_fleet_floor {
 	__u64 share_ns;    /* this host's own TAT at its share of the rate (daemon's GCRA) */
 	__u32 share_ppm;   /* this host's share of the source's demand, when Redis last said */
 	__u32 live;        /* hosts that reported demand for the source then */
+	/*
+	 * --algo: a global window rule's fleet counts, from Redis' window
+	 * counters: the other hosts' admissions in window win_idx (UTC-aligned)
+	 * and in the one before; and (daemon only) this host's own in them.
+	 */
+	__u64 win_idx;
+	__u32 win_others;
+	__u32 win_others_prev;
+	__u64 win_own;
+	__u64 win_own_prev;
 };
 
 #endif /* XRL_COMMON_H */

@@ -554,6 +554,41 @@ verdict "--total 1000/m: burst defaults to 16; rule list --json, rule save and s
 must "$A" rule del 10.2.0.0/16
 xa rule list | head -1 | grep -qw NEW && bad "rule list shows a NEW column with no --new-sources rule" ||
 	ok "rule list: no NEW column without a --new-sources rule"
+# --algo: bad values refused, one line, nothing changed
+refuse 2 "--algo|leaky|token-bucket|fixed-window|sliding-window|sliding-log" "$A" rule add 10.2.0.0/16 --rate 10 --algo leaky
+refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo
+refuse 2 "--algo|''" "$A" rule add 10.2.0.0/16 --rate 10 --algo ''
+refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo fixed-window --algo sliding-log
+refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo Fixed-Window
+refuse 2 "--burst|token-bucket|per window" "$A" rule add 10.2.0.0/16 --rate 10 --algo fixed-window --burst 20
+refuse 2 "--bytes|token bucket" "$A" rule add 10.2.0.0/16 --rate 10 --algo sliding-window --bytes 1M
+refuse 2 "--global|sliding-log|sliding-window" "$A" rule add 10.2.0.0/16 --rate 10 --algo sliding-log --global
+refuse 2 "sliding-log|64|sliding-window" "$A" rule add 10.2.0.0/16 --rate 65/s --algo sliding-log
+refuse 2 "sliding-window|1048575" "$A" rule add 10.2.0.0/16 --rate 2000000/h --algo sliding-window
+refuse 2 "--deny|--algo" "$A" rule add 10.2.0.0/16 --deny --algo fixed-window
+refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo=
+printf '10.2.0.0/16 --rate 10 --algo fixed-window --burst 3\n' >"$XRLT_TMP/algo.rules"
+refuse 2 "algo.rules:1|--burst" "$A" rule load "$XRLT_TMP/algo.rules"
+# a rule with it: rule list (both), rule save and stats --json show it; removed after
+must "$A" rule add 10.2.0.0/16 --rate 600/m --algo sliding-window --per 24
+why=()
+xa --json rule list | jqe '[.[] | select(.prefix == "10.2.0.0/16")] | length == 1 and .[0].algo == "sliding-window" and .[0].rate == "600/m" and (.[0] | has("burst") | not)' >/dev/null ||
+	why+=("rule list --json: $(xa --json rule list | jq -c '.[] | select(.prefix == "10.2.0.0/16")')")
+rules_of "$A" | grep -qx -- "10.2.0.0/16 --rate 600/m --algo sliding-window --per 24" ||
+	why+=("rule save: $(rules_of "$A" | grep 10.2.0.0/16)")
+xa rule list | head -1 | grep -qw ALGO || why+=("rule list header has no ALGO column")
+xa rule list | grep -E '^[0-9]+ +10\.2\.0\.0/16 ' | grep -qw "sliding-window" || why+=("rule list: $(xa rule list | grep 10.2.0.0/16)")
+xa --json stats | jqe '[.rules[] | select(.prefix == "10.2.0.0/16")] | .[0].algo == "sliding-window"' >/dev/null ||
+	why+=("stats --json: $(xa --json stats | jq -c '.rules[] | select(.prefix == "10.2.0.0/16")')")
+verdict "--algo sliding-window 600/m: rule list, rule save and stats --json show it, no burst" "${why[@]}"
+rules_of "$A" >"$XRLT_TMP/algo-saved.rules"
+must "$A" rule del 10.2.0.0/16
+must "$A" rule load "$XRLT_TMP/algo-saved.rules"
+rules_of "$A" | grep -qx -- "10.2.0.0/16 --rate 600/m --algo sliding-window --per 24" &&
+	ok "--algo: rule save then rule load gives the rule back" || bad "--algo rule after save/load: $(rules_of "$A" | grep 10.2.0.0/16)"
+must "$A" rule del 10.2.0.0/16
+xa rule list | head -1 | grep -qw ALGO && bad "rule list shows an ALGO column with only token-bucket rules" ||
+	ok "rule list: no ALGO column with only token-bucket rules"
 refuse 2 "--allow" "$A" rule add 10.2.0.0/16 --rate 10 --allow
 refuse 2 "--allow|--deny" "$A" rule add 10.2.0.0/16 --allow --deny
 refuse 2 "--frob" "$A" rule add 10.2.0.0/16 --rate 10 --frob

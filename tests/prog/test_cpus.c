@@ -166,9 +166,13 @@ static int setup(void **state)
 		/* per-source limits far above the cap: the cap decides */
 		"192.0.2.64/27 --rate 10000000/s --burst 100000000 --total 100000/s --total-burst 50000",
 		"192.0.2.96/27 --rate 10000000/s --burst 100000000 --total 100000/s --total-burst 50000",
+		/* --algo: the window algorithms */
+		"192.0.2.128/28 --rate 50000/s --algo fixed-window",
+		"192.0.2.144/28 --rate 50000/s --algo sliding-window",
+		"192.0.2.160/28 --rate 64/s --algo sliding-log",
 		NULL,
 	};
-	struct xrl_rule_def defs[5];
+	struct xrl_rule_def defs[8];
 	char err[XRL_ERRLEN], cmd[256];
 	int i;
 
@@ -192,10 +196,10 @@ static int setup(void **state)
 		fprintf(stderr, "cannot attach the program natively to a test veth %s\n", veth);
 		return -1;
 	}
-	for (i = 0; i < 5; i++)
+	for (i = 0; lines[i]; i++)
 		if (xrl_rule_parse_line(lines[i], &defs[i], err, sizeof(err)) != 1)
 			return -1;
-	return xrl_ruleset_apply(&maps, defs, 5, err, sizeof(err));
+	return xrl_ruleset_apply(&maps, defs, i, err, sizeof(err));
 }
 
 static int teardown(void **state)
@@ -363,6 +367,85 @@ static void test_total_in_turn(void **state)
 	check("--total, CPU 0 and 1 in turn", passed_of("192.0.2.64/27") - before, sl - e0, el - s0, sent);
 }
 
+/*
+ * --algo from both CPUs at once on one source: a window algorithm's word
+ * (and a sliding log's ring) is shared, so no CPU admits on its own. The
+ * flood is far over the limit; bracketed by the times around its first and
+ * last calls, the windows it touched (UTC-aligned through rt_off_ns) give
+ * the count: a fixed or sliding window at most its limit in each window
+ * touched, at least (limit - 1) in each one it covered whole; the sliding
+ * log admits its limit at the start and again each time those age out, a
+ * window later: limit x (whole windows elapsed + 1).
+ */
+static double ffloor(double x)   /* x > 0 here */
+{
+	return (double)(long long)x;
+}
+
+static void algo_same_time(const char *what, const char *src, const char *prefix, int log,
+			   double limit)
+{
+	double until = now_s() + 2.3;
+	struct flood f[2] = {
+		{ .cpu = 0, .rt = 1, .src = src, .until = until },
+		{ .cpu = 1, .rt = 1, .src = src, .until = until },
+	};
+	struct xrl_config cfg;
+	double s0, e0, sl, el, off, lo, hi;
+	__u64 before = passed_of(prefix), passed;
+	pthread_t t[2];
+	void *ret;
+	int i;
+
+	assert_int_equal(xrl_read_config(&maps, &cfg), 0);
+	off = (double)cfg.rt_off_ns / 1e9;
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], &ret);
+		assert_null(ret);
+	}
+	passed = passed_of(prefix) - before;
+	s0 = f[0].s0 < f[1].s0 ? f[0].s0 : f[1].s0;
+	e0 = f[0].e0 < f[1].e0 ? f[0].e0 : f[1].e0;
+	sl = f[0].sl > f[1].sl ? f[0].sl : f[1].sl;
+	el = f[0].el > f[1].el ? f[0].el : f[1].el;
+	if (log) {
+		lo = limit * (ffloor(sl - e0) + 1);
+		hi = limit * (ffloor(el - s0) + 1);
+	} else {
+		/* windows touched: from the one of s0 to the one of el; whole ones: after e0, before sl */
+		hi = limit * (ffloor(el + off) - ffloor(s0 + off) + 1);
+		lo = (limit - 1) * (ffloor(sl + off) - ffloor(e0 + off) - 1);
+	}
+	printf("  %s: sent %lu, passed %llu, expected %.0f..%.0f\n", what, f[0].sent + f[1].sent,
+	       (unsigned long long)passed, lo, hi);
+	assert_true((double)(f[0].sent + f[1].sent) > 2.0 * (double)passed);
+	assert_true((double)passed <= hi);
+	assert_true((double)passed >= lo);
+}
+
+static void test_algo_fixed_window(void **state)
+{
+	(void)state;
+	algo_same_time("--algo fixed-window 50000/s, CPU 0 and 1 at once", "192.0.2.130",
+		       "192.0.2.128/28", 0, 50000);
+}
+
+static void test_algo_sliding_window(void **state)
+{
+	(void)state;
+	algo_same_time("--algo sliding-window 50000/s, CPU 0 and 1 at once", "192.0.2.146",
+		       "192.0.2.144/28", 0, 50000);
+}
+
+static void test_algo_sliding_log(void **state)
+{
+	(void)state;
+	algo_same_time("--algo sliding-log 64/s, CPU 0 and 1 at once", "192.0.2.162",
+		       "192.0.2.160/28", 1, 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +454,9 @@ int main(void)
 		cmocka_unit_test(test_same_time_fine_clock),
 		cmocka_unit_test(test_total_in_turn),
 		cmocka_unit_test(test_total_same_time),
+		cmocka_unit_test(test_algo_fixed_window),
+		cmocka_unit_test(test_algo_sliding_window),
+		cmocka_unit_test(test_algo_sliding_log),
 	};
 
 	return cmocka_run_group_tests_name("xrl limit across CPUs", tests, setup, teardown);

@@ -60,6 +60,11 @@ void xrl_tl_set_clock(struct xrl_tl *t, __u64 ns)
 	bpf_map_update_elem(t->clock_fd, &k, &ns, BPF_ANY);
 }
 
+void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns)
+{
+	xrl_config_set_rt_off(&t->maps, ns);
+}
+
 int xrl_tl_rules(struct xrl_tl *t, const char *const *lines)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];

@@ -543,6 +543,77 @@ static void test_script_layout(void **state)
 	(void)state;
 	check_layout(xrl_script_source[XRL_SCRIPT_GCRA], "gcra", XRL_GCRA_FIXED);
 	check_layout(xrl_script_source[XRL_SCRIPT_HOSTS], "hosts", XRL_HOSTS_FIXED);
+	check_layout(xrl_script_source[XRL_SCRIPT_WINDOW], "window", XRL_WINDOW_FIXED);
+}
+
+/* One window call of the sources keys[] adding n[]: its answers (asserted complete). */
+static void window_call(struct xrl_redis *r, const char *win_us, const char *const *keys,
+			const char *const *n, int cnt, struct xrl_window_answer *ans)
+{
+	const char *argv[16];
+	struct xrl_redis_call c = { 0 };
+	char err[256];
+
+	xrl_window_build(&c, argv, win_us, keys, n, cnt);
+	assert_int_equal(c.argc, xrl_window_argc(cnt));
+	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
+	if (c.reply->type == REDIS_REPLY_ERROR)
+		fail_msg("window.lua: %s", c.reply->str);
+	assert_int_equal(xrl_window_decode(c.reply, cnt, ans), 0);
+	xrl_redis_calls_free(&c, 1);
+}
+
+/*
+ * --algo windows with --global: two hosts add their admissions to one
+ * source's counter of Redis' window (INCRBY, and PEXPIRE when it made the
+ * key), each getting the fleet's count back; a second source in the call
+ * is apart; the window is Redis' TIME / window, the counter lives two
+ * windows and a second; the next window starts at 0 with this one as its
+ * previous.
+ */
+static void test_window_counters(void **state)
+{
+	const char *keys[2] = { "xrl:{tw:198.18.0.1}", "xrl:{tw:198.18.0.2}" };
+	const char *a[2] = { "3", "0" }, *b[2] = { "4", "1" }, *none[1] = { "0" };
+	struct xrl_window_answer x[2], y[2], z[1];
+	struct xrl_redis r;
+	redisContext *c = raw();
+	redisReply *rep;
+	char key[96];
+	long long ttl;
+	double t_us;
+
+	(void)state;
+	connect_client(&r);
+	/* a 2-s window, well inside one: retry at most once if a boundary fell between the calls */
+	for (int k = 0; k < 2; k++) {
+		window_call(&r, "2000000", keys, a, 2, x);
+		window_call(&r, "2000000", keys, b, 2, y);
+		if (x[0].idx == y[0].idx)
+			break;
+	}
+	assert_true(x[0].idx == y[0].idx);
+	assert_true(x[0].cur == 3 && y[0].cur == 7);   /* host a 3, then host b 4 */
+	assert_true(x[1].cur == 0 && y[1].cur == 1);
+	assert_true(y[0].pos_us >= 0 && y[0].pos_us < 2000000);
+	rep = redisCommand(c, "TIME");
+	t_us = atof(rep->element[0]->str) * 1e6 + atof(rep->element[1]->str);
+	freeReplyObject(rep);
+	assert_true(fabs(y[0].idx - floor(t_us / 2e6)) <= 1);   /* Redis' clock, UTC-aligned */
+	snprintf(key, sizeof(key), "%s:w:%.0f", keys[0], y[0].idx);
+	rep = redisCommand(c, "PTTL %s", key);
+	ttl = rep->integer;
+	freeReplyObject(rep);
+	assert_true(ttl > 3000 && ttl <= 5000);   /* two windows and a second */
+	/* a window of 1 ms: the next call is in another window, with this one as the previous */
+	window_call(&r, "1000", keys, b, 1, z);
+	usleep(3000);
+	window_call(&r, "1000", keys, none, 1, x);
+	assert_true(x[0].idx > z[0].idx);
+	assert_true(x[0].cur == 0);
+	assert_true(x[0].prev == (x[0].idx == z[0].idx + 1 ? 4 : 0));
+	redisFree(c);
+	xrl_redis_close(&r);
 }
 
 /* A call of another size than its layout's is refused by the script, not misread. */
@@ -706,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_batch_demand_share),
 		cmocka_unit_test(test_since_per_source),
 		cmocka_unit_test(test_script_layout),
+		cmocka_unit_test(test_window_counters),
 		cmocka_unit_test(test_wrong_argc_refused),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};

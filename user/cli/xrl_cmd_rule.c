@@ -59,8 +59,10 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 		xrl_fmt_rate(d, rate, sizeof(rate));
 		json_object_set_new(o, "rate", json_string(rate));
 		json_object_set_new(o, "rate_pps", json_real((double)d->rate / d->rate_period));
-		json_object_set_new(o, "burst", json_integer(d->burst));
+		if (d->algo == XRL_ALGO_TOKEN_BUCKET)   /* a window algorithm has no burst */
+			json_object_set_new(o, "burst", json_integer(d->burst));
 		json_object_set_new(o, "per", json_integer(d->per_len));
+		json_object_set_new(o, "algo", json_string(xrl_algo_name(d->algo)));   /* --algo */
 		if (d->flags & XRL_F_BYTES) {
 			json_object_set_new(o, "bytes_rate", json_integer((json_int_t)d->byte_rate));
 			json_object_set_new(o, "bytes_burst", json_integer((json_int_t)d->byte_burst));
@@ -192,10 +194,11 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, rule_json(&cur[i], cur_ids[i]));
 		xrl_json_print(ctx, arr);
 	} else {
-		int w = 4, ns = 0;
+		int w = 4, ns = 0, al = 0;
 
 		for (i = 0; i < n; i++) {
 			ns |= !!(cur[i].flags & XRL_F_NEWSRC);
+			al |= cur[i].action == XRL_ACT_LIMIT && cur[i].algo != XRL_ALGO_TOKEN_BUCKET;
 			char match[192];
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
@@ -203,8 +206,10 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 				w = (int)strlen(match);
 		}
 		/* the NEW column (--new-sources) only when a rule has a new-source budget */
-		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %-*s%s\n", "ID", w, "RULE", "ACTION", "RATE",
-		       "BURST", "PER", "SCOPE", ns ? 24 : 0, "BYTES", ns ? "  NEW" : "");
+		/* the ALGO column (--algo) only when a rule has another algorithm than the token bucket */
+		printf("%-4s %-*s %-6s %10s %10s %4s  %-5s  %-*s%s%s\n", "ID", w, "RULE", "ACTION", "RATE",
+		       "BURST", "PER", "SCOPE", ns || al ? 24 : 0, "BYTES", ns ? "  NEW" : "",
+		       al ? (ns ? "                   ALGO" : "  ALGO") : "");
 		for (i = 0; i < n; i++) {
 			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
 			char news[64] = "";
@@ -212,7 +217,8 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
 			xrl_fmt_rate(&cur[i], rate, sizeof(rate));
 			if (cur[i].action == XRL_ACT_LIMIT) {
-				snprintf(burst, sizeof(burst), "%u", cur[i].burst);
+				if (cur[i].algo == XRL_ALGO_TOKEN_BUCKET)
+					snprintf(burst, sizeof(burst), "%u", cur[i].burst);
 				snprintf(per, sizeof(per), "/%u", cur[i].per_len);
 			}
 			if (cur[i].flags & XRL_F_BYTES) {
@@ -230,10 +236,12 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 					 cur[i].new_period == 3600 ? "h" :
 					 cur[i].new_period == 60 ? "m" : "s", cur[i].new_burst);
 			/* fleet: the budget is shared through xrl daemon and Redis (--global) */
-			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %-*s%s\n", cur_ids[i], w, match,
+			printf("%-4u %-*s %-6s %10s %10s %4s  %-5s  %-*s%-*s%s%s\n", cur_ids[i], w, match,
 			       xrl_action_name(cur[i].action), rate, burst, per,
 			       cur[i].action != XRL_ACT_LIMIT ? "-" :
-			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", ns ? 24 : 0, bytes, news);
+			       cur[i].flags & XRL_F_GLOBAL ? "fleet" : "host", ns || al ? 24 : 0, bytes,
+			       ns && al ? 23 : 0, news, al ? "  " : "",
+			       !al ? "" : cur[i].action == XRL_ACT_LIMIT ? xrl_algo_name(cur[i].algo) : "-");
 		}
 	}
 	xrl_instance_end(ctx, &m);

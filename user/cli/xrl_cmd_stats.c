@@ -180,6 +180,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		json_object_set_new(r, "total_refused", json_integer((json_int_t)s.total_refused));
 		json_object_set_new(r, "sources_created", json_integer((json_int_t)s.created));
 		stats_newsrc_json(r, &defs[i], &s, &rs2[i], tracked[i], window);
+		if (defs[i].action == XRL_ACT_LIMIT)   /* --algo */
+			json_object_set_new(r, "algo", json_string(xrl_algo_name(defs[i].algo)));
 		json_array_append_new(rules, r);
 	}
 	o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",

@@ -229,6 +229,37 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 	return rc ? rc : n;
 }
 
+/*
+ * --algo windows align to UTC through xrl_config.rt_off_ns: the daemon keeps
+ * it within a millisecond of CLOCK_REALTIME - CLOCK_MONOTONIC (NTP slews
+ * and steps move it), checking once a second, writing under the instance lock.
+ */
+static void refresh_rt_off(struct xrl_ctx *ctx, const struct xrl_maps *m)
+{
+	static __u64 checked_ns;
+	char why[XRL_INSTANCE_ERRLEN];
+	struct xrl_config cfg;
+	__u64 now = xrl_mono_ns(), off;
+	__s64 drift;
+
+	if (checked_ns && now - checked_ns < 1000000000ull)
+		return;
+	checked_ns = now;
+	off = xrl_rt_off_ns();
+	if (xrl_read_config(m, &cfg))
+		return;
+	drift = (__s64)(off - cfg.rt_off_ns);
+	if (drift < 1000000 && drift > -1000000)
+		return;
+	if (xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER, 0, NULL,
+			      why, sizeof(why)))
+		return;
+	if (xrl_config_set_rt_off(m, off) == 0)
+		xrl_log(XRL_LOG_INFO, "UTC offset of the window clock moved by %.3f ms: updated",
+			(double)drift / 1e6);
+	xrl_instance_close(&ctx->inst, NULL);
+}
+
 /* The rule set in force, read under the shared lock so a rule change is seen whole. */
 static int read_rules(struct xrl_ctx *ctx, const struct xrl_maps *m, struct xrl_fleet *f,
 		      struct xrl_events *ev)
@@ -426,6 +457,7 @@ int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv)
 			xrl_maps_close(&m);
 			return XRL_EXIT_FAIL;
 		}
+		refresh_rt_off(ctx, &m);
 		rc = read_rules(ctx, &m, &fleet, events);
 		if (rc)
 			xrl_log(XRL_LOG_ERR, "cannot read the rule set: %s", strerror(-rc));

@@ -136,6 +136,9 @@ static void take_rule(struct xrl_fleet_rule_state *rs, const struct xrl_rule_def
 	snprintf(rs->span_us, sizeof(rs->span_us), "%.6f", rs->span_ns / 1e3);
 	rs->per_len = d->per_len;
 	rs->rate_ewma = 0;
+	rs->algo = d->algo;   /* --algo */
+	rs->win_ns = (__u64)d->rate_period * 1000000000ull;
+	snprintf(rs->win_us, sizeof(rs->win_us), "%llu", (unsigned long long)rs->win_ns / 1000);
 }
 
 void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, const __u32 *ids,

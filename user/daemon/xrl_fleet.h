@@ -44,6 +44,10 @@ struct xrl_fleet_rule_state {
 	__u64 round_admitted;   /* this round's admissions */
 	__u32 hosts;            /* hosts running the rule, as Redis last said (0: unknown) */
 	double share;           /* this host's last known share of the budget */
+	/* --algo: a window rule's counters go to window.lua, not gcra.lua */
+	__u8 algo;
+	__u64 win_ns;
+	char win_us[32];
 };
 
 struct xrl_fleet {

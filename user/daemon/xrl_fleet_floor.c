@@ -65,6 +65,49 @@ static void floor_answered(const struct xrl_fleet_rule_state *rs, const struct x
  * about 90 % of its budget rather than racing the others for it. With
  * Redis down, the failure policy.
  */
+/*
+ * A window rule's entry (--algo): the other hosts' counts of Redis' window,
+ * the fleet's count less this host's own reports into it (kept here, by
+ * window). Live for three rounds: a dead daemon leaves local windows. Redis
+ * not answering: the last counts until they expire.
+ */
+static void window_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p, __u64 now,
+			 struct xrl_fleet_floor *out)
+{
+	const struct xrl_fleet_floor *o = p->old && p->old->v.born_ns == f->used[p->used].born_ns ?
+					  &p->old->v : NULL;
+	__u64 idx, own = p->delta, own_prev = 0, cur, prev;
+
+	out->share_ns = 0;
+	if (!f->answering || isnan(p->win_cur)) {
+		if (o) {
+			out->until_ns = o->until_ns;
+			out->win_idx = o->win_idx;
+			out->win_others = o->win_others;
+			out->win_others_prev = o->win_others_prev;
+			out->win_own = o->win_own;
+			out->win_own_prev = o->win_own_prev;
+		}
+		return;
+	}
+	idx = (__u64)p->win_idx;
+	if (o && o->win_idx == idx) {
+		own = o->win_own + p->delta;
+		own_prev = o->win_own_prev;
+	} else if (o && o->win_idx + 1 == idx) {
+		own_prev = o->win_own;
+	}
+	cur = (__u64)p->win_cur;
+	prev = (__u64)p->win_prev;
+	out->until_ns = now + 3 * f->interval_ns;
+	out->win_idx = idx;
+	out->win_own = own;
+	out->win_own_prev = own_prev;
+	out->win_others = cur > own ? (cur - own > 0xffffffffull ? 0xffffffffu : (__u32)(cur - own)) : 0;
+	out->win_others_prev = prev > own_prev ?
+			       (prev - own_prev > 0xffffffffull ? 0xffffffffu : (__u32)(prev - own_prev)) : 0;
+}
+
 static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p, __u64 t0,
 		      __u64 now, struct xrl_fleet_floor *out)
 {
@@ -72,6 +115,12 @@ static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p,
 	__u64 old = p->old ? p->old->v.until_ns : 0;
 	__u64 since = t0 - p->since_ns;
 	double share;
+
+	if (rs->algo != XRL_ALGO_TOKEN_BUCKET) {
+		memset(out, 0, sizeof(*out));
+		window_floor(f, p, now, out);
+		return;
+	}
 
 	out->share_ns = 0;
 	out->share_ppm = (__u32)(p->share * 1e6);

@@ -30,6 +30,8 @@ struct xrl_fleet_push {
 	double debt_us;           /* Redis' answer (NAN: none) */
 	double share;             /* this host's share of the source's demand */
 	__u32 live;               /* hosts that reported demand for it lately */
+	/* --algo windows: Redis' answer (win_cur NAN: none) */
+	double win_idx, win_cur, win_prev;
 };
 
 /*

@@ -38,6 +38,10 @@ static bool choose_one(struct xrl_fleet *f, int i, __u64 t0, __u64 elapsed, int 
 	 */
 	unblock = fe && fe->v.until_ns > t0 ? fe->v.until_ns - (__u64)rs->span_ns : 0;
 	refresh = fe && fe->v.until_ns > t0 && unblock < t0 + 2 * f->interval_ns;
+	if (rs->algo != XRL_ALGO_TOKEN_BUCKET)
+		/* --algo: other hosts' counts keep coming while the window answered is current or last */
+		refresh = fe && fe->v.until_ns > t0 && same &&
+			  xrl_rt_now_ns() / rs->win_ns <= fe->v.win_idx + 1;
 	demand = total > seen && (!same || (t0 - fe->v.demand_ns >= XRL_FLEET_DEMAND_NS &&
 					     (*due)++ < due_max));
 	if (u->passed <= pushed && !refresh && !demand)
@@ -53,6 +57,9 @@ static bool choose_one(struct xrl_fleet *f, int i, __u64 t0, __u64 elapsed, int 
 		      t0 - u->born_ns : xrl_fleet_round_since(elapsed);
 	p->old = fe;
 	p->debt_us = NAN;
+	p->win_idx = p->win_cur = p->win_prev = NAN;
+	if (rs->algo != XRL_ALGO_TOKEN_BUCKET)
+		p->demand = -1;   /* window counters carry no demand: there are no shares */
 	return true;
 }
 

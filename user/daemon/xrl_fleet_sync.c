@@ -108,6 +108,21 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	s->demand_us = a[2];
 }
 
+/* Push i as a source of its window call (--algo): its key and its admissions. */
+static void window_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i)
+{
+	const struct xrl_fleet_push *p = &f->pushes[i];
+	struct xrl_gcra_source *s = &f->sources[i];
+	char *key = f->keytext[2 * i];
+
+	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
+			     sizeof(f->keytext[0]) - 2);
+	snprintf(f->argtext[i][0], 32, "%llu", (unsigned long long)p->delta);
+	s->key = key;
+	s->n = f->argtext[i][0];
+	s->demand_key = NULL;
+}
+
 /* Calls so far and the argument slots they use. */
 struct sending {
 	int nc;
@@ -134,9 +149,24 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 			[XRL_GCRA_SINCE_US] = rt->since_us,
 		};
 
-		for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule; n++)
-			gcra_source(f, rs, i + n, rt);
-		xrl_gcra_build(c, &f->argpool[s->pool], fixed, &f->sources[i], n, f->argtext[i][3]);
+		if (rs->algo != XRL_ALGO_TOKEN_BUCKET) {
+			/* --algo: the window counters of window.lua */
+			const char *keys[XRL_FLEET_BATCH], *counts[XRL_FLEET_BATCH];
+
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
+			     n++) {
+				window_source(f, rs, i + n);
+				keys[n] = f->sources[i + n].key;
+				counts[n] = f->sources[i + n].n;
+			}
+			xrl_window_build(c, &f->argpool[s->pool], rs->win_us, keys, counts, n);
+		} else {
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
+			     n++)
+				gcra_source(f, rs, i + n, rt);
+			xrl_gcra_build(c, &f->argpool[s->pool], fixed, &f->sources[i], n,
+				       f->argtext[i][3]);
+		}
 		s->pool += c->argc;
 		f->call_sources[s->nc] = n;
 		f->call_entry[s->nc++] = i;
@@ -176,12 +206,34 @@ static int send_hosts(struct xrl_fleet *f, const struct round_text *rt, struct s
 	return 0;
 }
 
+/* A window call's answers into its pushes: the fleet's counts of Redis' window. */
+static void take_window(struct xrl_fleet *f, int call, const redisReply *rep)
+{
+	struct xrl_window_answer ans[XRL_FLEET_BATCH];
+	int first = f->call_entry[call], n = f->call_sources[call], j;
+
+	xrl_window_decode(rep, n, ans);
+	for (j = 0; j < n; j++) {
+		struct xrl_fleet_push *p = &f->pushes[first + j];
+
+		if (isnan(ans[j].cur))
+			break;
+		p->win_idx = ans[j].idx;
+		p->win_cur = ans[j].cur;
+		p->win_prev = ans[j].prev;
+	}
+}
+
 /* A gcra call's answers into its pushes: debts, and shares where the demand went along. */
 static void take_gcra(struct xrl_fleet *f, int call, const redisReply *rep)
 {
 	struct xrl_gcra_answer ans[XRL_FLEET_BATCH];
 	int first = f->call_entry[call], n = f->call_sources[call], j;
 
+	if (f->rules[f->pushes[first].rule].algo != XRL_ALGO_TOKEN_BUCKET) {
+		take_window(f, call, rep);
+		return;
+	}
 	xrl_gcra_decode(rep, &f->sources[first], n, false, ans);
 	for (j = 0; j < n; j++) {
 		struct xrl_fleet_push *p = &f->pushes[first + j];

@@ -143,6 +143,17 @@ static void labelled_sample(FILE *f, const char *name, const char *instance, con
 	fprintf(f, "} %llu\n", v);
 }
 
+/*
+ * --algo: a limit rule of another algorithm than the token bucket adds
+ * algo="fixed-window" (...) after its other labels; token-bucket rules'
+ * series stay as they were (no algo label: algo="" in PromQL).
+ */
+static void algo_label(FILE *f, const struct xrl_rule_def *d)
+{
+	if (d->action == XRL_ACT_LIMIT && d->algo != XRL_ALGO_TOKEN_BUCKET)
+		xrl_metrics_label(f, ",", "algo", xrl_algo_name(d->algo));
+}
+
 /* Per rule: name{instance,rule,action="pass"|"drop"}. */
 static void rule_family(FILE *f, const struct scrape *s, const char *instance, const char *name,
 			const char *help, bool bytes)
@@ -162,6 +173,7 @@ static void rule_family(FILE *f, const struct scrape *s, const char *instance, c
 			xrl_metrics_label(f, "{", "instance", instance);
 			xrl_metrics_label(f, ",", "rule", match);
 			xrl_metrics_label(f, ",", "action", a == 0 ? "pass" : "drop");
+			algo_label(f, &s->defs[i]);
 			fprintf(f, "} %llu\n", (unsigned long long)v);
 		}
 	}
@@ -203,6 +215,7 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 		xrl_metrics_label(f, "{", "instance", instance);
 		xrl_metrics_label(f, ",", "source", src);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, d);
 		fprintf(f, "} %llu\n", (unsigned long long)t->dropped);
 		shown++;
 	}
@@ -271,6 +284,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_new_sources_refused_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].new_refused);
 	}
 	xrl_metrics_family(f, "xrl_rule_sources_created_total", "counter",
@@ -285,6 +299,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_rule_sources_created_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].created);
 	}
 	newsrc_families(f, s, in);
@@ -300,6 +315,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_total_refused_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].total_refused);
 	}
 

@@ -67,6 +67,45 @@ int xrl_gcra_decode(const struct redisReply *rep, const struct xrl_gcra_source *
 	return 0;
 }
 
+void xrl_window_build(struct xrl_redis_call *c, const char **argv, const char *win_us,
+		      const char *const *keys, const char *const *n_text, int n)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		argv[j] = keys[j];
+		argv[n + XRL_WINDOW_FIXED + j] = n_text[j];
+	}
+	argv[n + XRL_WINDOW_WIN_US] = win_us;
+	c->script = XRL_SCRIPT_WINDOW;
+	c->nkeys = n;
+	c->argc = xrl_window_argc(n);
+	c->argv = argv;
+}
+
+int xrl_window_decode(const struct redisReply *rep, int n, struct xrl_window_answer *out)
+{
+	double idx, pos;
+	int j;
+
+	for (j = 0; j < n; j++)
+		out[j].idx = out[j].pos_us = out[j].cur = out[j].prev = NAN;
+	if (xrl_redis_reply_num(rep, 0, &idx) || xrl_redis_reply_num(rep, 1, &pos))
+		return -1;
+	for (j = 0; j < n; j++) {
+		double cur, prev;
+
+		if (xrl_redis_reply_num(rep, 2 + 2 * (size_t)j, &cur) ||
+		    xrl_redis_reply_num(rep, 3 + 2 * (size_t)j, &prev))
+			return -1;
+		out[j].idx = idx;
+		out[j].pos_us = pos;
+		out[j].cur = cur;
+		out[j].prev = prev;
+	}
+	return 0;
+}
+
 void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *key,
 		     const char *const fixed[XRL_HOSTS_FIXED])
 {

@@ -84,4 +84,30 @@ void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *ke
 /* Live hosts and the sum of their rates; 0, or -1 when the reply lacks them. */
 int xrl_hosts_decode(const struct redisReply *rep, double *live, double *rate_sum);
 
+/*
+ * window.lua (--algo windows with --global). KEYS: one base key per
+ * source. ARGV: these fixed figures, then one per source (its admissions
+ * since the last report). Reply: the window index, the µs into it, then per
+ * source the fleet's count in this window and in the one before.
+ */
+enum xrl_window_arg {
+	XRL_WINDOW_WIN_US = 0,  /* the window's length, µs */
+	XRL_WINDOW_FIXED,
+};
+static inline int xrl_window_argc(int n)
+{
+	return n + XRL_WINDOW_FIXED + n;
+}
+
+struct xrl_window_answer {
+	double idx, pos_us;     /* Redis' window and the time into it (the same for every source) */
+	double cur, prev;       /* the fleet's counts */
+};
+
+/* A window call of n sources (keys[j], n_text[j]) into argv (xrl_window_argc() slots). */
+void xrl_window_build(struct xrl_redis_call *c, const char **argv, const char *win_us,
+		      const char *const *keys, const char *const *n_text, int n);
+/* Its answers; 0 when all were there, -1 otherwise (those missing NAN). */
+int xrl_window_decode(const struct redisReply *rep, int n, struct xrl_window_answer *out);
+
 #endif /* XRL_SCRIPT_ARGS_H */

@@ -11,7 +11,8 @@
  */
 #include "xrl_scripts.h"
 
-extern const char xrl_lua_gcra[], xrl_lua_hosts[];
+extern const char xrl_lua_gcra[], xrl_lua_hosts[], xrl_lua_window[];
 
-const char *const xrl_script_source[XRL_SCRIPT_COUNT] = { xrl_lua_gcra, xrl_lua_hosts };
-const char *const xrl_script_name[XRL_SCRIPT_COUNT] = { "gcra", "hosts" };
+const char *const xrl_script_source[XRL_SCRIPT_COUNT] = { xrl_lua_gcra, xrl_lua_hosts,
+							  xrl_lua_window };
+const char *const xrl_script_name[XRL_SCRIPT_COUNT] = { "gcra", "hosts", "window" };

@@ -6,6 +6,7 @@
 enum xrl_script {
 	XRL_SCRIPT_GCRA = 0,   /* add admissions to a (rule, source) budget; return its debt */
 	XRL_SCRIPT_HOSTS,      /* report this host's use of a rule; return live hosts and their use */
+	XRL_SCRIPT_WINDOW,     /* --algo: add admissions to window counters; return the fleet's counts */
 	XRL_SCRIPT_COUNT,
 };
 

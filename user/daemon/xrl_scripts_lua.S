@@ -13,4 +13,10 @@ xrl_lua_hosts:
 	.incbin "user/daemon/lua/hosts.lua"
 	.byte 0
 	.size xrl_lua_hosts, . - xrl_lua_hosts
+	.globl xrl_lua_window
+	.type xrl_lua_window, @object
+xrl_lua_window:
+	.incbin "user/daemon/lua/window.lua"
+	.byte 0
+	.size xrl_lua_window, . - xrl_lua_window
 	.section .note.GNU-stack, "", @progbits

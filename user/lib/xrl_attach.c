@@ -176,7 +176,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	__u32 sets4 = 0, sets6 = 0;
 	int malformed = p->malformed, err, ifindex, rc = -EIO;
 	bool existed, multiprog = false, given_sources;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
@@ -239,6 +239,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 		}
 		max_sources = have;
 		malformed = (int)cfg.malformed_policy;
+		xrl_config_set_rt_off(&m, xrl_rt_off_ns());   /* --algo windows: refreshed by each attach */
 	}
 	if (!max_sources)
 		max_sources = XRL_DEFAULT_SOURCES;

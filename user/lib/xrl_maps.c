@@ -19,7 +19,8 @@ const char *const xrl_map_names[] = {
 	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch",
 	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
 	/* per rule and host, whichever interface a packet arrives on (issue 13) */
-	"xrl_newsrc", "xrl_total", "xrl_total_local", NULL,
+	"xrl_newsrc", "xrl_total", "xrl_total_local",
+	"xrl_logs", NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
@@ -27,7 +28,7 @@ static int *map_slot(struct xrl_maps *m, int i)
 	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
 			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
-			 &m->newsrc, &m->total, &m->total_local };
+			 &m->newsrc, &m->total, &m->total_local, &m->logs };
 	return slots[i];
 }
 
@@ -120,8 +121,20 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	struct xrl_config cfg = { .malformed_policy = malformed_policy };
 
 	cfg.tick_ns = xrl_coarse_tick_ns();
+	cfg.rt_off_ns = xrl_rt_off_ns();
 	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
 	cfg.sets_v6 = xrl_map_max_entries(m->buckets_v6);
+	return xrl_write_config(m, &cfg);
+}
+
+int xrl_config_set_rt_off(const struct xrl_maps *m, __u64 rt_off_ns)
+{
+	struct xrl_config cfg;
+	int rc = xrl_read_config(m, &cfg);
+
+	if (rc)
+		return rc;
+	cfg.rt_off_ns = rt_off_ns;
 	return xrl_write_config(m, &cfg);
 }
 
@@ -394,6 +407,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	}
 	/* the switch, of the data path's set and the operator's view together: one store */
 	cfg.active_gen = gen;
+	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
 	if ((rc = xrl_write_config(m, &cfg))) {
 		purge_all(m, gen - 1);
 		goto sys_fail;

@@ -32,6 +32,7 @@ struct xrl_maps {
 	int newsrc;   /* new-source budgets (--new-sources): one per rule, all interfaces */
 	int total;    /* aggregate caps (--total), likewise */
 	int total_local;   /* per CPU: the unspent batch of cap tokens */
+	int logs;         /* --algo sliding-log's rings */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
@@ -75,6 +76,8 @@ int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
 /* A new instance's config: malformed policy, the jiffy length for the jiffy clock. */
 int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy);
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
+/* Set xrl_config.rt_off_ns (read, change, write: call it under the instance lock). */
+int xrl_config_set_rt_off(const struct xrl_maps *m, __u64 rt_off_ns);
 
 /* A source from the drop sketch, merged over CPUs. */
 struct xrl_top_entry {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "xrl_rule.h"
+#include "xrl_algo.h"
 
 #define NS_PER_SEC 1000000000ULL
 
@@ -252,7 +253,9 @@ static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *
 enum {
 	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_NEW_SOURCES, RO_NEW_BURST, RO_TOTAL,
 	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
-	RO_GLOBAL, RO_ALLOW, RO_DENY, RO_N,
+	RO_GLOBAL,
+	RO_ALGO,   /* --algo */
+	RO_ALLOW, RO_DENY, RO_N,
 };
 
 static const struct xrl_opt rule_opts[RO_N] = {
@@ -294,6 +297,9 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet" },
 	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
 		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet" },
+	/* --algo */
+	[RO_ALGO] = { "algo", 0, "ALGO", xrl_opt_enum, DEF(algo), .modes = ADD, .what = XRL_ALGO_NAMES,
+		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -312,6 +318,41 @@ const struct xrl_opt_table xrl_rule_opts = {
 };
 
 #define GIVEN(row) XRL_SEEN(seen, row)
+
+static const char *const algo_names[] = {
+	[XRL_ALGO_TOKEN_BUCKET] = "token-bucket", [XRL_ALGO_FIXED_WINDOW] = "fixed-window",
+	[XRL_ALGO_SLIDING_WINDOW] = "sliding-window", [XRL_ALGO_SLIDING_LOG] = "sliding-log",
+};
+
+const char *xrl_algo_name(__u8 algo)
+{
+	return algo < sizeof(algo_names) / sizeof(algo_names[0]) ? algo_names[algo] : "?";
+}
+
+/* A window algorithm's words: a count per window of the rate's unit, packets only, local. */
+static int algo_check(const struct xrl_rule_def *d, xrl_opt_seen seen, char *err, size_t errlen)
+{
+	const char *a = xrl_algo_name(d->algo);
+	const char *w = d->rate_period == 3600 ? "hour" : d->rate_period == 60 ? "minute" : "second";
+	__u64 max = d->algo == XRL_ALGO_SLIDING_LOG ? XRL_LOG_MAX :
+		    d->algo == XRL_ALGO_SLIDING_WINDOW ? XRL_SW_MAX : XRL_FW_MAX;
+
+	if (GIVEN(RO_BURST))
+		return xrl_fail(err, errlen, "--burst is a token-bucket setting: --algo %s admits --rate's count per window (--rate 10/s: 10 in each 1-s window) and has no burst; drop --burst",
+			    a);
+	if (GIVEN(RO_BYTES) || GIVEN(RO_BYTES_BURST))
+		return xrl_fail(err, errlen, "--bytes is a token bucket: --algo %s counts packets only; drop --bytes or use --algo token-bucket",
+			    a);
+	if (GIVEN(RO_GLOBAL) && d->algo == XRL_ALGO_SLIDING_LOG)
+		return xrl_fail(err, errlen, "--global with --algo sliding-log would keep a fleet-wide log entry per packet: use --algo sliding-window (or fixed-window) with --global");
+	if (d->algo == XRL_ALGO_SLIDING_LOG && d->rate > max)
+		return xrl_fail(err, errlen, "--algo sliding-log keeps at most %llu packets per source in its log (the bound of XRL_LOG_MAX): --rate %llu per %s is above it; use --algo sliding-window for larger limits",
+			    (unsigned long long)max, (unsigned long long)d->rate, w);
+	if (d->rate > max)
+		return xrl_fail(err, errlen, "--algo %s counts at most %llu packets per window: --rate %llu per %s is above it",
+			    a, (unsigned long long)max, (unsigned long long)d->rate, w);
+	return 0;
+}
 
 /* Which combinations of the given options make a rule, and its defaults. */
 static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_seen seen,
@@ -357,6 +398,8 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 	}
 	if (!GIVEN(RO_RATE))
 		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --allow or --deny");
+	if (d->algo != XRL_ALGO_TOKEN_BUCKET && algo_check(d, seen, err, errlen))
+		return -1;
 	if (!GIVEN(RO_BURST)) {
 		__u64 per_sec = d->rate / d->rate_period;
 
@@ -506,8 +549,13 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 		snprintf(buf, len, "%s --deny", match);
 		return;
 	}
-	n = snprintf(buf, len, "%s --rate %llu/%s --burst %u", match,
-		     (unsigned long long)d->rate, period_unit(d->rate_period), d->burst);
+	if (d->algo != XRL_ALGO_TOKEN_BUCKET)   /* --algo: a window's count, no burst */
+		n = snprintf(buf, len, "%s --rate %llu/%s --algo %s", match,
+			     (unsigned long long)d->rate, period_unit(d->rate_period),
+			     xrl_algo_name(d->algo));
+	else
+		n = snprintf(buf, len, "%s --rate %llu/%s --burst %u", match,
+			     (unsigned long long)d->rate, period_unit(d->rate_period), d->burst);
 	if ((d->flags & XRL_F_BYTES) && n < len)
 		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
 			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
@@ -538,6 +586,7 @@ bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
 	return a->action == b->action && a->flags == b->flags && a->per_len == b->per_len &&
+	       a->algo == b->algo &&
 	       a->rate == b->rate && a->rate_period == b->rate_period && a->burst == b->burst &&
 	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst &&
 	       a->new_rate == b->new_rate && a->new_period == b->new_period &&
@@ -619,6 +668,11 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	r->dport = d->dport;
 	if (d->action != XRL_ACT_LIMIT)
 		return 0;
+	r->algo = d->algo;   /* --algo */
+	if (d->algo != XRL_ALGO_TOKEN_BUCKET) {
+		r->win_ns = (__u64)d->rate_period * NS_PER_SEC;
+		r->win_limit = (__u32)d->rate;
+	}
 	if (xrl_gcra_compile(d->rate, (__u64)d->rate_period * NS_PER_SEC, d->burst, &r->pkt,
 			     err, errlen))
 		return -1;
@@ -644,6 +698,9 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 		    (!(d->flags & XRL_F_BYTES) || r->byte.full_ns >= 3 * xrl_coarse_tick_ns()) &&
 		    (!(d->flags & XRL_F_NEWSRC) || r->newsrc.full_ns >= 3 * xrl_coarse_tick_ns()) &&
 		    (!(d->flags & XRL_F_TOTAL) || r->total.full_ns >= 3 * xrl_coarse_tick_ns());
+	/* windows start on UTC boundaries: decided on the exact clock, never a lagging one */
+	if (d->algo != XRL_ALGO_TOKEN_BUCKET)
+		r->coarse = 0;
 	return 0;
 }
 
@@ -790,6 +847,32 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 		fclose(f);
 	*count = n;
 	return rc ? -EINVAL : 0;
+}
+
+/*
+ * CLOCK_REALTIME - CLOCK_MONOTONIC in ns, read between two monotonic
+ * readings (their midpoint), for the data path's UTC-aligned windows.
+ */
+__u64 xrl_rt_off_ns(void)
+{
+	struct timespec a, r, b;
+	__u64 ma, mb, rt;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ma = (__u64)a.tv_sec * 1000000000ull + (__u64)a.tv_nsec;
+	mb = (__u64)b.tv_sec * 1000000000ull + (__u64)b.tv_nsec;
+	rt = (__u64)r.tv_sec * 1000000000ull + (__u64)r.tv_nsec;
+	return rt - (ma + (mb - ma) / 2);
+}
+
+__u64 xrl_rt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 __u64 xrl_mono_ns(void)

@@ -29,6 +29,9 @@ int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 
 		   char *err, size_t errlen);
 int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen);
 const char *xrl_proto_name(__u8 proto);
+/* --algo: the names of enum xrl_algo, in order */
+#define XRL_ALGO_NAMES "token-bucket|fixed-window|sliding-window|sliding-log"
+const char *xrl_algo_name(__u8 algo);
 
 enum xrl_rule_mode {
 	XRL_RULE_ADD,    /* PREFIX --rate ... | --allow | --deny */
@@ -77,6 +80,9 @@ int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra
 __u64 xrl_coarse_tick_ns(void);
 /* CLOCK_MONOTONIC in ns: the clock the data path stamps with (bpf_ktime_get_ns). */
 __u64 xrl_mono_ns(void);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC: xrl_config.rt_off_ns, where windows (--algo) align to UTC. */
+__u64 xrl_rt_off_ns(void);
+__u64 xrl_rt_now_ns(void);   /* CLOCK_REALTIME in ns */
 /*
  * Tokens a CPU takes at once from a --total cap's shared word: burst /
  * (50 x CPUs), 1 to XRL_TOTAL_BATCH_MAX, so the tokens held back in other

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * --algo through the compiled XDP object (test-clock build) and
+ * BPF_PROG_TEST_RUN, with exact time: the literature's fixed-window case
+ * (twice the limit across a boundary), the sliding window's bound in any
+ * window-long span of the same boundary burst, the sliding log's exact
+ * count, windows aligned to UTC through xrl_config.rt_off_ns, and every
+ * algorithm with --per, --proto/--dport/--syn, IPv4 and IPv6.
+ */
+#include <arpa/inet.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <linux/in.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include "xrl_testlib.h"
+#include "xrl_rule.h"
+#include "xrl_metrics.h"
+
+#define SEC_NS 1000000000ULL
+#define MS_NS  1000000ULL
+
+static struct xrl_tl tl;
+
+static int setup(void **state)
+{
+	(void)state;
+	return xrl_tl_open(&tl, 4096, XRL_MALFORMED_PASS) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	xrl_tl_close(&tl);
+	return 0;
+}
+
+/* Install rules; UTC is at 0 of the test clock unless said otherwise (rt_off 0). */
+static void rules(const char *const *lines)
+{
+	assert_int_equal(xrl_tl_rules(&tl, lines), 0);
+	xrl_tl_set_rt_off(&tl, 0);
+}
+
+static int run_spec(const struct xrl_pkt_spec *s)
+{
+	__u8 buf[512];
+	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
+	int v = xrl_tl_run(tl.prog_fd, buf, len, 1, NULL);
+
+	assert_true(v >= 0);
+	return v;
+}
+
+/* n packets of s at time t: how many passed */
+static int burst_at(__u64 t, const struct xrl_pkt_spec *s, int n)
+{
+	int i, pass = 0;
+
+	xrl_tl_set_clock(&tl, t);
+	for (i = 0; i < n; i++)
+		pass += run_spec(s) == XDP_PASS;
+	return pass;
+}
+
+/*
+ * The literature's case: fixed window, 10 per second; 10 requests at 0.9 s
+ * and 10 at 1.05 s are all accepted, 20 in 0.15 s: twice the limit across
+ * the boundary. The 11th of the second window is refused. With UTC half a
+ * second off the test clock, the same two bursts share the window
+ * [0.5, 1.5): 10 and 0.
+ */
+static void test_fixed_window_boundary(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 10/s --algo fixed-window", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.1" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.2" };
+	__u64 t0 = 2000 * SEC_NS;
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(t0 + 900 * MS_NS, &a, 10), 10);
+	assert_int_equal(burst_at(t0 + 1050 * MS_NS, &a, 10), 10);
+	assert_int_equal(burst_at(t0 + 1999 * MS_NS, &a, 1), 0);
+	assert_int_equal(burst_at(t0 + 2000 * MS_NS, &a, 11), 10);
+
+	xrl_tl_set_rt_off(&tl, 500 * MS_NS);   /* UTC = test clock + 0.5 s */
+	t0 = 3000 * SEC_NS;
+	assert_int_equal(burst_at(t0 + 900 * MS_NS, &b, 10), 10);
+	assert_int_equal(burst_at(t0 + 1050 * MS_NS, &b, 10), 0);
+	assert_int_equal(burst_at(t0 + 1500 * MS_NS, &b, 10), 10);
+}
+
+/* Minute windows: 5/m, a burst each side of a minute boundary (UTC multiples of 60 s). */
+static void test_fixed_window_minute(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 5/m --algo fixed-window", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.3" };
+	__u64 t0 = 600 * SEC_NS;   /* a multiple of 60 s */
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(t0 + 30 * SEC_NS, &a, 8), 5);
+	assert_int_equal(burst_at(t0 + 59900 * MS_NS, &a, 8), 0);
+	assert_int_equal(burst_at(t0 + 60100 * MS_NS, &a, 8), 5);
+	assert_int_equal(burst_at(t0 + 119 * SEC_NS, &a, 8), 0);
+}
+
+/*
+ * The times of admitted packets: in any window-long span (t - W, t] ending
+ * pos ns into its window, at most limit + limit x pos / W (DESIGN: the
+ * sliding window's error bound), and for the sliding log at most limit.
+ */
+static void check_spans(const __u64 *at, int n, __u64 win, __u64 limit, int exact)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		__u64 cnt = 0, bound = exact ? limit : limit + limit * (at[i] % win) / win;
+
+		for (j = 0; j <= i; j++)
+			cnt += at[j] + win > at[i];
+		if (cnt > bound)
+			fail_msg("%llu admitted in the window-long span ending %llu ns: bound %llu",
+				 (unsigned long long)cnt, (unsigned long long)at[i],
+				 (unsigned long long)bound);
+	}
+}
+
+/*
+ * The boundary burst with more bursts after it, 10 per second: the counts
+ * expected by hand (prev x (1 - pos) + cur + 1 <= 10), then the span bound.
+ */
+static void test_sliding_window_boundary(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 10/s --algo sliding-window", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.4" };
+	static const struct { __u64 ms; int sent, want; } step[] = {
+		{ 900, 10, 10 },    /* window 0: nothing before */
+		{ 1050, 10, 0 },    /* 10 x 0.95 = 9.5 of the 10 used */
+		{ 1500, 10, 5 },    /* 10 x 0.5 + 5 */
+		{ 1950, 10, 4 },    /* 10 x 0.05 + 9 */
+		{ 2050, 10, 1 },    /* 9 x 0.95 + 1 = 9.55 */
+	};
+	__u64 t0 = 4000 * SEC_NS, at[64];
+	int i, k, n = 0;
+
+	(void)state;
+	rules(r);
+	for (i = 0; i < (int)(sizeof(step) / sizeof(step[0])); i++) {
+		int pass = 0;
+
+		xrl_tl_set_clock(&tl, t0 + step[i].ms * MS_NS);
+		for (k = 0; k < step[i].sent; k++)
+			if (run_spec(&a) == XDP_PASS) {
+				at[n++] = t0 + step[i].ms * MS_NS;
+				pass++;
+			}
+		assert_int_equal(pass, step[i].want);
+	}
+	check_spans(at, n, SEC_NS, 10, 0);
+}
+
+/* A steady over-limit stream (a packet every 7 ms, 3x the limit) against the span bound. */
+static void test_sliding_window_stream(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 50/s --algo sliding-window", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.5" };
+	static __u64 at[1024];
+	__u64 t0 = 5000 * SEC_NS + 300 * MS_NS, t;
+	int n = 0;
+
+	(void)state;
+	rules(r);
+	for (t = 0; t < 4 * SEC_NS; t += 7 * MS_NS) {
+		xrl_tl_set_clock(&tl, t0 + t);
+		if (run_spec(&a) == XDP_PASS)
+			at[n++] = t0 + t;
+	}
+	check_spans(at, n, SEC_NS, 50, 0);
+	/*
+	 * No window counts more than 50: five windows touched (from 0.3 s into
+	 * the first to 0.3 s into the fifth). The three whole ones each reach at
+	 * least 49 (a packet 993 ms in needs prev x 0.007 + cur + 1 <= 50).
+	 */
+	printf("  steady stream of 4 s at 3x 50/s: %d admitted\n", n);
+	assert_true(n <= 5 * 50);
+	assert_true(n >= 3 * 49);
+}
+
+/*
+ * The sliding log is exact: 10 per second; a packet is admitted iff fewer
+ * than 10 were admitted in the second before it. The 0.9 s burst ages out
+ * at exactly 1.9 s.
+ */
+static void test_sliding_log_exact(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 10/s --algo sliding-log", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.6" };
+	__u64 t0 = 6000 * SEC_NS;
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(t0 + 900 * MS_NS, &a, 10), 10);
+	assert_int_equal(burst_at(t0 + 1050 * MS_NS, &a, 10), 0);
+	assert_int_equal(burst_at(t0 + 1899 * MS_NS, &a, 10), 0);
+	assert_int_equal(burst_at(t0 + 1900 * MS_NS, &a, 10), 10);
+	assert_int_equal(burst_at(t0 + 2500 * MS_NS, &a, 5), 0);
+	assert_int_equal(burst_at(t0 + 2900 * MS_NS, &a, 12), 10);
+}
+
+/* A steady stream through the sliding log: never more than the limit in any span, and exactly it. */
+static void test_sliding_log_stream(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 64/s --algo sliding-log", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.7" };
+	static __u64 at[1024];
+	__u64 t0 = 7000 * SEC_NS, t;
+	int n = 0;
+
+	(void)state;
+	rules(r);
+	for (t = 0; t < 3 * SEC_NS; t += 3 * MS_NS) {
+		xrl_tl_set_clock(&tl, t0 + t);
+		if (run_spec(&a) == XDP_PASS)
+			at[n++] = t0 + t;
+	}
+	check_spans(at, n, SEC_NS, 64, 1);
+	/* 64 in the first 189 ms; each ages out a second later and is replaced at once */
+	assert_int_equal(n, 3 * 64);
+}
+
+/*
+ * Each algorithm with the match fields and aggregation: a UDP/53 rule
+ * (other ports: no rule), a SYN rule, and an IPv6 /48 with --per 48 in
+ * which two addresses share one count.
+ */
+static void test_algo_match_and_per(void **state)
+{
+	static const char *const algos[] = { "fixed-window", "sliding-window", "sliding-log" };
+	__u64 t = 8000 * SEC_NS;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		char l0[128], l1[128], l2[128];
+		const char *r[] = { l0, l1, l2, NULL };
+		struct xrl_pkt_spec dns = { .family = 4, .src = "198.51.100.9", .proto = IPPROTO_UDP, .dport = 53 };
+		struct xrl_pkt_spec other = dns;
+		struct xrl_pkt_spec syn = { .family = 4, .src = "203.0.113.5", .proto = IPPROTO_TCP,
+					    .dport = 443, .tcp_flags = 0x02 };
+		struct xrl_pkt_spec ack = syn;
+		struct xrl_pkt_spec v6a = { .family = 6, .src = "2001:db8:5:1::1" };
+		struct xrl_pkt_spec v6b = { .family = 6, .src = "2001:db8:5:2::2" };
+		struct xrl_pkt_spec v6c = { .family = 6, .src = "2001:db8:6::1" };
+
+		snprintf(l0, sizeof(l0), "198.51.100.0/24 --proto udp --dport 53 --rate 3/s --algo %s", algos[i]);
+		snprintf(l1, sizeof(l1), "203.0.113.0/24 --syn --rate 2/s --algo %s", algos[i]);
+		snprintf(l2, sizeof(l2), "2001:db8::/32 --rate 4/s --algo %s --per 48", algos[i]);
+		rules(r);
+		other.dport = 54;
+		ack.tcp_flags = 0x10;
+		t += 10 * SEC_NS;
+		assert_int_equal(burst_at(t, &dns, 5), 3);
+		assert_int_equal(burst_at(t, &other, 5), 5);
+		assert_int_equal(burst_at(t, &syn, 5), 2);
+		assert_int_equal(burst_at(t, &ack, 5), 5);
+		assert_int_equal(burst_at(t, &v6a, 3), 3);
+		assert_int_equal(burst_at(t, &v6b, 3), 1);    /* the same /48 */
+		assert_int_equal(burst_at(t, &v6c, 5), 4);    /* another /48 */
+		assert_int_equal(burst_at(t + 2 * SEC_NS, &v6b, 5), 4);
+		assert_int_equal(burst_at(t + 2 * SEC_NS, &dns, 5), 3);
+	}
+}
+
+/* A rule change (another limit or algorithm) restarts every source empty. */
+static void test_algo_rule_change(void **state)
+{
+	static const char *const r1[] = { "192.0.2.0/24 --rate 2/s --algo sliding-log", NULL };
+	static const char *const r2[] = { "192.0.2.0/24 --rate 3/s --algo sliding-log", NULL };
+	static const char *const r3[] = { "192.0.2.0/24 --rate 4/s --algo fixed-window", NULL };
+	static const char *const r4[] = { "192.0.2.0/24 --rate 5/s --burst 5", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.8" };
+	__u64 t = 9000 * SEC_NS;
+
+	(void)state;
+	rules(r1);
+	assert_int_equal(burst_at(t, &a, 5), 2);
+	rules(r2);
+	assert_int_equal(burst_at(t, &a, 5), 3);
+	rules(r3);
+	assert_int_equal(burst_at(t, &a, 5), 4);
+	rules(r4);
+	assert_int_equal(burst_at(t, &a, 6), 5);
+	rules(r1);
+	assert_int_equal(burst_at(t, &a, 5), 2);
+}
+
+/* --total caps a window rule's sources together, after their own windows. */
+static void test_algo_total(void **state)
+{
+	static const char *const r[] = {
+		"192.0.2.0/24 --rate 3/s --algo fixed-window --total 4/s --total-burst 4", NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.10" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.11" };
+	__u64 t = 9500 * SEC_NS;
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(t, &a, 5), 3);
+	assert_int_equal(burst_at(t, &b, 5), 1);
+}
+
+/*
+ * --global: the daemon's window counts (xrl_fleet_floor, as it writes them
+ * from Redis) add to the source's own: with 7 admitted elsewhere in this
+ * window, a 10/s fixed window admits 3 here. One window later the same
+ * answer is the previous window's: moot for the fixed window, weighted for
+ * the sliding one; expired (until_ns past), it counts for nothing.
+ */
+static void test_algo_global_counts(void **state)
+{
+	static const char *const r[] = {
+		"100.66.0.0/24 --rate 10/s --algo fixed-window --global",
+		"100.67.0.0/24 --rate 10/s --algo sliding-window --global",
+		NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "100.66.0.1" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "100.67.0.1" };
+	struct xrl_bucket_key ka = { .family = 4 }, kb = { .family = 4 };
+	__u64 t = 11000 * SEC_NS;
+	struct xrl_fleet_floor f = { .until_ns = t + 10 * SEC_NS, .win_idx = 11000,
+				     .win_others = 7 };
+
+	(void)state;
+	rules(r);
+	ka.rule_id = (__u32)xrl_tl_rule_id(&tl, "100.66.0.0/24");
+	kb.rule_id = (__u32)xrl_tl_rule_id(&tl, "100.67.0.0/24");
+	inet_pton(AF_INET, "100.66.0.1", &ka.addr[0]);
+	inet_pton(AF_INET, "100.67.0.1", &kb.addr[0]);
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &kb, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 100 * MS_NS, &a, 10), 3);
+	assert_int_equal(burst_at(t + 100 * MS_NS, &b, 10), 3);
+	/* next window, the daemon not heard since: fixed 10; sliding (3 + 7) x 0.5 used of 10 */
+	assert_int_equal(burst_at(t + 1500 * MS_NS, &a, 12), 10);
+	assert_int_equal(burst_at(t + 1500 * MS_NS, &b, 12), 5);
+	/* expired: plain local windows */
+	f.until_ns = t;
+	f.win_idx = 11003;
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 3100 * MS_NS, &a, 12), 10);
+}
+
+/* /metrics: a window rule's series carry algo= after their labels; a token bucket's stay as they were. */
+static void test_algo_metrics_label(void **state)
+{
+	static const char *const r[] = {
+		"100.64.0.0/24 --rate 2/s --algo sliding-window",
+		"100.65.0.0/24 --rate 2/s",
+		NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "100.64.0.12" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "100.65.0.12" };
+	struct xrl_metrics_opts o = { .addr = "127.0.0.1", .top_k = 10, .instance = "t" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	rules(r);
+	assert_int_equal(burst_at(9700 * SEC_NS, &a, 5), 2);
+	assert_int_equal(burst_at(9700 * SEC_NS, &b, 5), 2);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(xrl_metrics_render(f, &o, &tl.maps, NULL, NULL), 0);
+	fclose(f);
+	if (getenv("XRL_TEST_VERBOSE"))
+		fputs(text, stdout);
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.64.0.0/24\",action=\"pass\",algo=\"sliding-window\"} 2\n"));
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.64.0.0/24\",action=\"drop\",algo=\"sliding-window\"} 3\n"));
+	assert_non_null(strstr(text, "xrl_rule_sources_created_total{instance=\"t\",rule=\"100.64.0.0/24\",algo=\"sliding-window\"} 1\n"));
+	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.65.0.0/24\",action=\"pass\"} 2\n"));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixed_window_boundary),
+		cmocka_unit_test(test_fixed_window_minute),
+		cmocka_unit_test(test_sliding_window_boundary),
+		cmocka_unit_test(test_sliding_window_stream),
+		cmocka_unit_test(test_sliding_log_exact),
+		cmocka_unit_test(test_sliding_log_stream),
+		cmocka_unit_test(test_algo_match_and_per),
+		cmocka_unit_test(test_algo_rule_change),
+		cmocka_unit_test(test_algo_total),
+		cmocka_unit_test(test_algo_metrics_label),
+		cmocka_unit_test(test_algo_global_counts),
+	};
+
+	return cmocka_run_group_tests_name("xrl --algo through the program", tests, setup, teardown);
+}
