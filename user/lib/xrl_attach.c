@@ -2,11 +2,12 @@
 /*
  * attach, detach, status: loading the XDP program with its maps pinned per
  * instance, and attaching it through libxdp (inside its multi-program
- * dispatcher when the kernel allows, alone otherwise).
+ * dispatcher when the kernel allows, alone otherwise). Prints nothing: the
+ * messages go to the caller's buffer (user/cli/xrl_cmd_attach.c reports them).
  */
 #include <errno.h>
-#include <dirent.h>
 #include <net/if.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,79 +17,28 @@
 #include <xdp/libxdp.h>
 
 #include "xrl_table.h"
-#include "xrl_cli.h"
+#include "xrl_attach.h"
+#include "xrl_format.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
 
-/* ---------------------------------------------------------------- options */
-
-struct attach_opts {
-	unsigned mode;        /* index in "auto|native|generic" */
-	__u64 max_sources;    /* 0: the instance's, or the default */
-	unsigned malformed;   /* index in "pass|drop" */
-};
-
-#define AO(member) XRL_OPT_FIELD(struct attach_opts, member)
-
-enum { AO_MODE, AO_MAX_SOURCES, AO_MALFORMED, AO_N };
-
-static const struct xrl_opt attach_opt_rows[AO_N] = {
-	[AO_MODE] = { "mode", 0, "auto|native|generic", xrl_opt_enum, AO(mode), .modes = 1,
-		      .what = "auto|native|generic",
-		      .help = "XDP attach mode (default auto: native when the driver has XDP)" },
-	[AO_MAX_SOURCES] = { "max-sources", 0, "N", xrl_opt_uint, AO(max_sources), .modes = 1,
-			     .min = 1, .max = 1U << 28, .what = "--max-sources",
-			     .help = "buckets per address family, fixed at creation (default 1048576)" },
-	[AO_MALFORMED] = { "malformed", 0, "pass|drop", xrl_opt_enum, AO(malformed), .modes = 1,
-			   .what = "pass|drop",
-			   .help = "what to do with malformed IP packets, fixed at creation (default pass)" },
-};
-
-_Static_assert(AO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
-
-const struct xrl_opt_table xrl_attach_opts = {
-	.name = "attach", .opts = attach_opt_rows, .n = AO_N, .nmodes = 1,
-	.see = "see xrl --help",
-};
-
-/*
- * attach IFACE [options], the options before or after IFACE (until "--"):
- * 0, or the exit code of the error reported.
- */
-static int attach_args(struct xrl_ctx *ctx, int argc, char **argv, struct attach_opts *o,
-		       xrl_opt_seen *seen, const char **iface)
+/* The message in err; returns code. */
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
-	char err[XRL_ERRLEN];
-	int i = 1, words = 0;
-	bool opts_end = false;
+	va_list ap;
 
-	while (i < argc) {
-		if (!opts_end) {
-			if (xrl_opts_parse(&xrl_attach_opts, 0, argc, argv, &i, o, seen, err, sizeof(err)))
-				return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
-			opts_end = i > 1 && !strcmp(argv[i - 1], "--");
-			if (i >= argc)
-				break;
-		}
-		if (words++ == 0)
-			*iface = argv[i];
-		i++;
-	}
-	if (words != 1)
-		return xrl_usage_error(ctx, argv[0]);
-	return 0;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return code;
 }
 
-/* The options' values as attach uses them: mode, max sources (0: keep), malformed (-1: keep). */
-static void attach_check(const struct attach_opts *o, xrl_opt_seen seen, enum xdp_attach_mode *mode,
-			 __u64 *max_sources, int *malformed)
+/* -errno of a call that failed (-EIO should it have left errno 0). */
+static int neg_errno(void)
 {
-	static const enum xdp_attach_mode modes[] = { XDP_MODE_UNSPEC, XDP_MODE_NATIVE, XDP_MODE_SKB };
-
-	*mode = modes[o->mode];
-	*max_sources = o->max_sources;
-	*malformed = !XRL_SEEN(seen, AO_MALFORMED) ? -1 :
-		     o->malformed ? XRL_MALFORMED_DROP : XRL_MALFORMED_PASS;
+	return errno ? -errno : -EIO;
 }
 
 /*
@@ -218,41 +168,37 @@ static bool prog_attached(int ifindex, __u32 prog_id, bool *multiprog, __u8 *mod
 	return found;
 }
 
-int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
+int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
+	       struct xrl_attach_result *r, char *errbuf, size_t errlen)
 {
-	struct attach_opts ao = { 0 };
-	xrl_opt_seen seen = 0;
-	enum xdp_attach_mode mode;
-	__u64 max_sources;
+	enum xdp_attach_mode mode = p->mode;
+	__u64 max_sources = p->max_sources;
 	__u32 sets4 = 0, sets6 = 0;
-	int malformed, err, ifindex, rc = XRL_EXIT_FAIL;
+	int malformed = p->malformed, err, ifindex, rc = -EIO;
 	bool existed, multiprog = false, given_sources;
 	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
-	struct xrl_instance *in = xrl_ctx_instance(ctx);
 	char path[512], why[XRL_INSTANCE_ERRLEN];
-	const char *iface = NULL;
+	const char *iface = p->iface;
 	__u8 amode = 0;
 	__u32 key;
 
-	if ((rc = attach_args(ctx, argc, argv, &ao, &seen, &iface)))
-		return rc;
-	attach_check(&ao, seen, &mode, &max_sources, &malformed);
-	rc = XRL_EXIT_FAIL;
+	*r = (struct xrl_attach_result){ 0 };
 	given_sources = max_sources != 0;
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "no interface named '%s' (see 'ip link')", iface);
+		return fail(errbuf, errlen, -ENODEV, "no interface named '%s' (see 'ip link')", iface);
 
-	if (xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER, XRL_OPEN_CREATE, NULL, why,
-			      sizeof(why)))
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
+	err = xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER, XRL_OPEN_CREATE, NULL, why,
+				sizeof(why));
+	if (err)
+		return fail(errbuf, errlen, err, "%s", why);
 
 	err = xrl_instance_maps(in, XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
 	if (err == -EPROTO) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
+		rc = fail(errbuf, errlen, err, "%s", why);
 		goto out;
 	}
 	existed = err == 0;
@@ -264,29 +210,31 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		sets4 = xrl_map_max_entries(m.buckets_v4);
 		sets6 = xrl_map_max_entries(m.buckets_v6);
 		if (iface_lookup(&m, iface, &idx, &cur)) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is already attached to %s%s%s%s",
-				       ctx->instance, iface, strncmp(cur.name, iface, sizeof(cur.name)) ? " (attached as " : "",
-				       strncmp(cur.name, iface, sizeof(cur.name)) ? cur.name : "",
-				       strncmp(cur.name, iface, sizeof(cur.name)) ? ", since renamed)" : "");
+			rc = fail(errbuf, errlen, -EEXIST, "instance '%s' is already attached to %s%s%s%s",
+				  in->name, iface, strncmp(cur.name, iface, sizeof(cur.name)) ? " (attached as " : "",
+				  strncmp(cur.name, iface, sizeof(cur.name)) ? cur.name : "",
+				  strncmp(cur.name, iface, sizeof(cur.name)) ? ", since renamed)" : "");
 			goto out;
 		}
 		if (xrl_iface_count(&m) >= XRL_MAX_IFACES) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL,
-				       "instance '%s' is attached to %d interfaces, the most one instance can have: detach one, or attach another --instance",
-				       ctx->instance, XRL_MAX_IFACES);
+			rc = fail(errbuf, errlen, -ENOSPC,
+				  "instance '%s' is attached to %d interfaces, the most one instance can have: detach one, or attach another --instance",
+				  in->name, XRL_MAX_IFACES);
 			goto out;
 		}
 		xrl_read_config(&m, &cfg);
 		if (max_sources && xrl_table_sets(max_sources, XRL_WAYS4) != sets4) {
-			rc = xrl_error(ctx, XRL_EXIT_USAGE,
-				       "instance '%s' already tracks up to %u sources; --max-sources %llu differs (detach everywhere to change it)",
-				       ctx->instance, have, (unsigned long long)max_sources);
+			r->refused = true;
+			rc = fail(errbuf, errlen, -EINVAL,
+				  "instance '%s' already tracks up to %u sources; --max-sources %llu differs (detach everywhere to change it)",
+				  in->name, have, (unsigned long long)max_sources);
 			goto out;
 		}
 		if (malformed >= 0 && (__u32)malformed != cfg.malformed_policy) {
-			rc = xrl_error(ctx, XRL_EXIT_USAGE,
-				       "instance '%s' already uses --malformed %s (detach everywhere to change it)",
-				       ctx->instance, cfg.malformed_policy ? "drop" : "pass");
+			r->refused = true;
+			rc = fail(errbuf, errlen, -EINVAL,
+				  "instance '%s' already uses --malformed %s (detach everywhere to change it)",
+				  in->name, cfg.malformed_policy ? "drop" : "pass");
 			goto out;
 		}
 		max_sources = have;
@@ -305,7 +253,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 
 	skel = xrl_bpf__open();
 	if (!skel) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot open the XDP program: %s", strerror(errno));
+		rc = fail(errbuf, errlen, neg_errno(), "cannot open the XDP program: %s", strerror(errno));
 		goto out;
 	}
 	if (!existed) {
@@ -317,9 +265,10 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 
 			xrl_fmt_bytes((double)need, n, sizeof(n));
 			xrl_fmt_bytes((double)avail, a, sizeof(a));
-			rc = xrl_error(ctx, given_sources ? XRL_EXIT_USAGE : XRL_EXIT_FAIL,
-				       "--max-sources %llu%s needs %s of kernel memory for the source tables (IPv4 and IPv6), more than the %s available (MemAvailable in /proc/meminfo): use a smaller --max-sources",
-				       (unsigned long long)max_sources, given_sources ? "" : " (the default)", n, a);
+			r->refused = given_sources;
+			rc = fail(errbuf, errlen, -ENOMEM,
+				  "--max-sources %llu%s needs %s of kernel memory for the source tables (IPv4 and IPv6), more than the %s available (MemAvailable in /proc/meminfo): use a smaller --max-sources",
+				  (unsigned long long)max_sources, given_sources ? "" : " (the default)", n, a);
 			goto out_clean;
 		}
 	}
@@ -336,7 +285,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 			map = bpf_object__find_map_by_name(skel->obj, xrl_map_names[i]);
 			if (!map)
 				continue;
-			snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, xrl_map_names[i]);
+			snprintf(path, sizeof(path), "%s/%s", in->pin_dir, xrl_map_names[i]);
 			bpf_map__set_pin_path(map, path);
 		}
 	}
@@ -344,7 +293,7 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	err = libxdp_get_error(prog);
 	if (err) {
 		prog = NULL;
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot prepare the XDP program: %s", strerror(-err));
+		rc = fail(errbuf, errlen, err, "cannot prepare the XDP program: %s", strerror(-err));
 		goto out_clean;
 	}
 	err = xdp_program__attach(prog, ifindex, mode, 0);
@@ -357,12 +306,12 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 			hint = " (the driver has no native XDP: use --mode generic or auto)";
 		else if (err == -EPERM)
 			hint = " (run as root)";
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot attach to %s: %s%s", iface, strerror(-err), hint);
+		rc = fail(errbuf, errlen, err, "cannot attach to %s: %s%s", iface, strerror(-err), hint);
 		goto out_clean;
 	}
 	rec.prog_id = xdp_program__id(prog);
 	if (!prog_attached(ifindex, rec.prog_id, &multiprog, &amode)) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "attached to %s but cannot find the program there", iface);
+		rc = fail(errbuf, errlen, -ENOENT, "attached to %s but cannot find the program there", iface);
 		goto out_detach;
 	}
 	snprintf(rec.name, sizeof(rec.name), "%s", iface);
@@ -370,29 +319,21 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 	rec.multiprog = multiprog;
 
 	if (!existed && xrl_instance_maps(in, XRL_OPEN_NO_IFACE, &m, why, sizeof(why))) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "the program's maps were not pinned in %s", ctx->pin_dir);
+		rc = fail(errbuf, errlen, -ENOENT, "the program's maps were not pinned in %s", in->pin_dir);
 		goto out_detach;
 	}
 	if (!existed)
 		xrl_config_init(&m, (__u32)malformed);
 	key = (__u32)ifindex;
 	if (bpf_map_update_elem(m.ifaces, &key, &rec, BPF_ANY)) {
-		rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot record the interface: %s", strerror(errno));
+		rc = fail(errbuf, errlen, neg_errno(), "cannot record the interface: %s", strerror(errno));
 		goto out_detach;
 	}
 
-	if (ctx->json) {
-		xrl_json_print(ctx, json_pack("{s:s,s:o,s:s,s:b,s:i,s:i}", "instance", ctx->instance,
-					      "interface", xrl_json_text(iface), "mode", xrl_mode_name(amode),
-					      "multiprog", multiprog, "program_id", (int)rec.prog_id,
-					      "max_sources", (int)max_sources));
-	} else {
-		printf("xrl: instance '%s' attached to %s: %s mode, %s, program id %u\n",
-		       ctx->instance, iface, xrl_mode_name(amode),
-		       multiprog ? "inside libxdp's multi-program dispatcher"
-				 : "attached alone (libxdp's dispatcher not in use)",
-		       rec.prog_id);
-	}
+	r->prog_id = rec.prog_id;
+	r->mode = amode;
+	r->multiprog = multiprog;
+	r->max_sources = max_sources;
 	rc = 0;
 	goto out;
 
@@ -412,9 +353,9 @@ out:
 	return rc;
 }
 
-int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
+int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
+	       bool *pins_removed, char *errbuf, size_t errlen)
 {
-	struct xrl_instance *in = xrl_ctx_instance(ctx);
 	struct xrl_maps m;
 	struct xrl_iface rec;
 	char now[IF_NAMESIZE], why[XRL_INSTANCE_ERRLEN];
@@ -424,15 +365,14 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	__u8 mode;
 	int rc = 0, err;
 
-	if (argc != 2 || argv[1][0] == '-')
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl detach IFACE");
+	*pins_removed = false;
 	/* any layout: an instance pinned by another build can be detached */
 	err = xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER,
 				XRL_OPEN_ANY_LAYOUT | XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
 	if (err == -ENOENT)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
+		return fail(errbuf, errlen, err, "instance '%s' is not attached", in->name);
 	if (err)
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
+		return fail(errbuf, errlen, err, "%s", why);
 	/*
 	 * The interface called IFACE now (by its ifindex: renames are followed);
 	 * else a record made under that name whose interface is gone (a deleted
@@ -440,18 +380,18 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	 * interface lives on under another name is refused: detach it by the
 	 * name it has now.
 	 */
-	if (!iface_lookup(&m, argv[1], &ifindex, &rec)) {
-		if (!iface_find_recorded(&m, argv[1], &ifindex, &rec)) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached to %s",
-				       ctx->instance, argv[1]);
+	if (!iface_lookup(&m, iface, &ifindex, &rec)) {
+		if (!iface_find_recorded(&m, iface, &ifindex, &rec)) {
+			rc = fail(errbuf, errlen, -ENODEV, "instance '%s' is not attached to %s",
+				  in->name, iface);
 			goto out;
 		}
 		if ((name_now = iface_name_now(ifindex, now))) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL,
-				       "instance '%s' is not attached to %s: the interface it attached as %s (ifindex %u) is now named %s: run 'xrl%s%s detach %s'",
-				       ctx->instance, argv[1], rec.name, ifindex, name_now,
-				       ctx->all_instances ? "" : " --instance ", ctx->all_instances ? "" : ctx->instance,
-				       name_now);
+			rc = fail(errbuf, errlen, -ENODEV,
+				  "instance '%s' is not attached to %s: the interface it attached as %s (ifindex %u) is now named %s: run 'xrl%s%s detach %s'",
+				  in->name, iface, rec.name, ifindex, name_now,
+				  name_instance ? " --instance " : "", name_instance ? in->name : "",
+				  name_now);
 			goto out;
 		}
 	}
@@ -465,8 +405,8 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 			xdp_program__close(p);
 		}
 		if (err) {
-			rc = xrl_error(ctx, XRL_EXIT_FAIL, "cannot detach from %s: %s", argv[1],
-				       strerror(-err));
+			rc = fail(errbuf, errlen, err, "cannot detach from %s: %s", iface,
+				  strerror(-err));
 			goto out;
 		}
 	}
@@ -475,18 +415,13 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 		xrl_maps_close(&m);
 		xrl_instance_unpin(in);
 	}
-	if (ctx->json)
-		xrl_json_print(ctx, json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
-					      "detached", xrl_json_text(argv[1]), "pins_removed", access(ctx->pin_dir, F_OK) != 0));
-	else
-		printf("xrl: instance '%s' detached from %s%s\n", ctx->instance, argv[1],
-		       access(ctx->pin_dir, F_OK) ? "; no interface left, pins removed" : "");
+	*pins_removed = access(in->pin_dir, F_OK) != 0;
 out:
 	xrl_instance_close(in, &m);
 	return rc;
 }
 
-static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human)
+int xrl_status_read(const char *name, struct xrl_status *st, char *errbuf, size_t errlen)
 {
 	char dir[512], why[XRL_INSTANCE_ERRLEN];
 	struct xrl_instance in = { .name = name, .pin_dir = dir, .lock_fd = -1 };
@@ -494,21 +429,15 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 	struct xrl_config cfg = { 0 };
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
-	json_t *o, *ifs;
 	__u32 key, next;
 	void *prev = NULL;
-	long sources;
 	int nrules = 0, err;
 
+	memset(st, 0, sizeof(*st));
 	snprintf(dir, sizeof(dir), "%s/%s", XRL_PIN_ROOT, name);
 	err = xrl_instance_open(&in, XRL_LOCK_NONE, 0, XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
-	if (err && err != -EPROTO)
-		return NULL;
-	if (err == -EPROTO) {
-		if (human)
-			printf("instance %s\n  %s\n", name, why);
-		return json_pack("{s:s,s:s}", "instance", name, "error", why);
-	}
+	if (err)
+		return fail(errbuf, errlen, err, "%s", why);
 	xrl_read_config(&m, &cfg);
 	if (xrl_ruleset_read(&m, defs, ids, &nrules))
 		nrules = 0;
@@ -516,12 +445,10 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		/* the buckets of the rules in force: stale ones of removed rules are not tracked */
 		struct xrl_source_census c;
 
-		sources = xrl_census_sources(&m, defs, ids, nrules, NULL, &c) ? -1 : c.tracked;
+		st->sources = xrl_census_sources(&m, defs, ids, nrules, NULL, &c) ? -1 : c.tracked;
 	}
-	ifs = json_array();
-	if (human)
-		printf("instance %s\n", name);
-	while (bpf_map_get_next_key(m.ifaces, prev, &next) == 0) {
+	while (st->nifaces < XRL_MAX_IFACES && bpf_map_get_next_key(m.ifaces, prev, &next) == 0) {
+		struct xrl_status_iface *s = &st->ifaces[st->nifaces];
 		struct xrl_iface rec;
 		bool multiprog = false, live, renamed;
 		char now[IF_NAMESIZE];
@@ -538,84 +465,16 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 		renamed = ifname && strncmp(ifname, rec.name, sizeof(rec.name));
 		if (!ifname)
 			ifname = rec.name;
-		o = json_pack("{s:o,s:i,s:s,s:b,s:i,s:b}", "interface", xrl_json_text(ifname),
-			      "ifindex", (int)key, "mode", xrl_mode_name(rec.mode),
-			      "multiprog", rec.multiprog, "program_id", (int)rec.prog_id,
-			      "attached", live);
-		if (renamed)
-			json_object_set_new(o, "attached_as", xrl_json_text(rec.name));
-		json_array_append_new(ifs, o);
-		if (human)
-			printf("  interface %-15s %s mode, %s, program id %u%s%s%s%s\n", ifname,
-			       xrl_mode_name(rec.mode),
-			       rec.multiprog ? "in libxdp's dispatcher" : "attached alone (no dispatcher)",
-			       rec.prog_id, renamed ? " (attached as " : "", renamed ? rec.name : "",
-			       renamed ? ")" : "", live ? "" : "  [NOT ATTACHED: interface or program gone]");
+		snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(rec.name), ifname);
+		s->ifindex = key;
+		s->rec = rec;
+		s->renamed = renamed;
+		s->attached = live;
+		st->nifaces++;
 	}
-	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
-		      "rules", nrules, "sources", (json_int_t)sources,
-		      "capacity", (int)xrl_bucket_capacity(m.buckets_v4),
-		      "malformed", cfg.malformed_policy ? "drop" : "pass");
-	if (human)
-		printf("  rules %d, tracked sources %ld (capacity %u per family), malformed packets: %s\n",
-		       nrules, sources, xrl_bucket_capacity(m.buckets_v4),
-		       cfg.malformed_policy ? "drop" : "pass");
+	st->rules = nrules;
+	st->capacity = xrl_bucket_capacity(m.buckets_v4);
+	st->malformed = cfg.malformed_policy;
 	xrl_maps_close(&m);
-	(void)ctx;
-	return o;
-}
-
-int xrl_cmd_status(struct xrl_ctx *ctx, int argc, char **argv)
-{
-	json_t *arr = json_array();
-	char why[XRL_INSTANCE_ERRLEN];
-	struct dirent *de;
-	DIR *d;
-	int n = 0, err;
-
-	(void)argv;
-	if (argc != 1)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: xrl status");
-	err = xrl_pin_root_ready(false, why, sizeof(why));
-	if (err && err != -ENOENT) {
-		json_decref(arr);
-		if (!why[0])
-			snprintf(why, sizeof(why), "cannot lock %s: %s", ctx->pin_dir,
-				 err == -EACCES || err == -EPERM ? "permission denied (run as root)"
-								 : strerror(-err));
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
-	}
-	d = err ? NULL : opendir(XRL_PIN_ROOT);
-	if (!d && !err) {
-		json_decref(arr);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read %s: %s%s", XRL_PIN_ROOT, strerror(errno),
-				 errno == EACCES || errno == EPERM ? " (run as root)" : "");
-	}
-	while (d && (de = readdir(d))) {
-		json_t *o;
-
-		if (de->d_name[0] == '.')
-			continue;
-		if (!ctx->all_instances && strcmp(ctx->instance, de->d_name))
-			continue;   /* --instance NAME narrows the report */
-		o = instance_status(ctx, de->d_name, !ctx->json);
-		if (o) {
-			json_array_append_new(arr, o);
-			n++;
-		}
-	}
-	if (d)
-		closedir(d);
-	if (!n && !ctx->all_instances) {
-		json_decref(arr);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "instance '%s' is not attached", ctx->instance);
-	}
-	if (ctx->json)
-		xrl_json_print(ctx, arr);
-	else {
-		if (!n)
-			printf("no xrl instance is attached\n");
-		json_decref(arr);
-	}
 	return 0;
 }
