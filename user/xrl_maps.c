@@ -495,8 +495,8 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 	return 0;
 }
 
-/* Ways per set of a bucket table, told by its name (xrl_buckets_v4 or _v6); 0: not one. */
-static __u32 table_ways(int fd)
+/* The family of a bucket table, told by its name (xrl_buckets_v4 or _v6): 4, 6, or 0: not one. */
+static int table_family(int fd)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -504,25 +504,28 @@ static __u32 table_ways(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
 	if (!strcmp(info.name, "xrl_buckets_v4"))
-		return XRL_WAYS4;
+		return 4;
 	if (!strcmp(info.name, "xrl_buckets_v6"))
-		return XRL_WAYS6;
+		return 6;
 	return 0;
 }
 
 __u32 xrl_bucket_capacity(int fd)
 {
-	return xrl_map_max_entries(fd) * table_ways(fd);
+	int fam = table_family(fd);
+
+	return xrl_map_max_entries(fd) * (fam == 4 ? XRL_WAYS4 : fam == 6 ? XRL_WAYS6 : 0);
 }
 
 long xrl_count_bucket_entries(int fd)
 {
-	__u32 ways = table_ways(fd), nsets = xrl_map_max_entries(fd), i, w;
-	size_t len = (size_t)nsets * (ways == XRL_WAYS4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
+	int fam = table_family(fd);
+	__u32 nsets = xrl_map_max_entries(fd), i, w;
+	size_t len = (size_t)nsets * (fam == 4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
 	const unsigned char *tab;
 	long total = 0;
 
-	if (!ways || !nsets)
+	if (!fam || !nsets)
 		return -EINVAL;
 	/* the table is MMAPABLE: read in place, no copy of its (up to GiBs of) sets */
 	len = (len + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * (size_t)sysconf(_SC_PAGESIZE);
@@ -530,7 +533,7 @@ long xrl_count_bucket_entries(int fd)
 	if (tab == MAP_FAILED)
 		return -errno;
 	for (i = 0; i < nsets; i++) {
-		if (ways == XRL_WAYS4) {
+		if (fam == 4) {
 			const struct xrl_set4 *s4 = (const void *)(tab + (size_t)i * sizeof(*s4));
 
 			for (w = 0; w < XRL_WAYS4; w++)
@@ -652,7 +655,7 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 			return 0;
 		for (w = 0; w < XRL_WAYS4; w++)
 			if (xrl_key_match(s4.w[w].key, want))
-				return s4.w[w].st.passed;
+				return xrl_last_passed(s4.w[w].st.last);
 	} else {
 		__u32 ah = xrl_addr_hash6(key->addr);
 		__u64 want = xrl_key_word(key->rule_id, ah);
@@ -665,7 +668,7 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 		for (w = 0; w < XRL_WAYS6; w++)
 			if (xrl_key_match(s6.w[w].e.key, want) &&
 			    !memcmp(s6.w[w].addr, key->addr, sizeof(s6.w[w].addr)))
-				return s6.w[w].e.st.passed;
+				return xrl_last_passed(s6.w[w].e.st.last);
 	}
 	return 0;
 }
