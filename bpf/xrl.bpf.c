@@ -141,24 +141,31 @@ static __always_inline const struct xrl_rule *xrl_scan(const struct xrl_prefix_e
 /*
  * The packet's rule, or NULL. A source resolved before in this generation
  * on this CPU skips the LPM walk (xrl_rule_cache_v4/v6); a resolution
- * that depends on the source alone is stored for next time.
+ * that depends on the source alone is stored for next time. The cache is
+ * keyed by the source masked to the generation's longest rule prefix
+ * (short: xrl_config.rc_short of its parity), so sources that no rule
+ * tells apart share an entry, as a random-source flood under one prefix does.
  */
-static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt *p, __u32 gen)
+static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt *p, __u32 gen,
+							    __u32 short_bits)
 {
 	const struct xrl_prefix_entry *ent;
 	struct xrl_rule_cache *c;
-	__u32 slot;
+	__u32 slot, a[4] = {};
 	int hit;
 
 	if (p->family == 4) {
-		slot = xrl_rule_cache_slot(p->saddr[0]);
+		a[0] = xrl_mask_v4(p->saddr[0], 32 - XRL_RC_SHORT_V4(short_bits));
+		slot = xrl_rule_cache_slot(a[0]);
 		c = bpf_map_lookup_elem(&xrl_rule_cache_v4, &slot);
-		hit = c && c->addr[0] == p->saddr[0];
+		hit = c && c->addr[0] == a[0];
 	} else {
-		slot = xrl_rule_cache_slot6(p->saddr);
+		__builtin_memcpy(a, p->saddr, 16);
+		xrl_mask_v6(a, 128 - XRL_RC_SHORT_V6(short_bits));
+		slot = xrl_rule_cache_slot6(a);
 		c = bpf_map_lookup_elem(&xrl_rule_cache_v6, &slot);
-		hit = c && c->addr[0] == p->saddr[0] && c->addr[1] == p->saddr[1] &&
-		      c->addr[2] == p->saddr[2] && c->addr[3] == p->saddr[3];
+		hit = c && c->addr[0] == a[0] && c->addr[1] == a[1] &&
+		      c->addr[2] == a[2] && c->addr[3] == a[3];
 	}
 	if (hit && c->gen == gen) {
 		if (c->state == XRL_RC_RULE)
@@ -177,7 +184,7 @@ static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt
 		} else {
 			c->state = XRL_RC_EMPTY;
 		}
-		__builtin_memcpy(c->addr, p->saddr, 16);
+		__builtin_memcpy(c->addr, a, 16);
 		c->gen = gen;
 	}
 	return ent ? xrl_scan(ent, p) : 0;
@@ -887,7 +894,7 @@ int xrl_xdp(struct xdp_md *ctx)
 		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
 
-	r = xrl_find_rule(&p, cfg->active_gen);
+	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
 	if (!r) {
 		gs->no_rule++;
 		return XDP_PASS;

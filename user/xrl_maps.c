@@ -389,6 +389,26 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		purge_all(m, cfg.active_gen);
 		goto sys_fail;
 	}
+	/*
+	 * the rule cache's granule for gen (xrl_config.rc_short): the bits past
+	 * its longest prefix of each family, in the parity gen's packets read,
+	 * written before the switch (the live generation reads the other one)
+	 */
+	{
+		__u32 max4 = 0, max6 = 0;
+
+		for (i = 0; i < ncp; i++) {
+			if (cp[i].family == 4 && cp[i].plen > max4)
+				max4 = cp[i].plen;
+			if (cp[i].family == 6 && cp[i].plen > max6)
+				max6 = cp[i].plen;
+		}
+		cfg.rc_short[gen & 1] = (32 - max4) | ((128 - max6) << 8);
+		if ((rc = xrl_write_config(m, &cfg))) {
+			purge_all(m, cfg.active_gen);
+			goto sys_fail;
+		}
+	}
 	/* the switch, of the data path's set and the operator's view together: one store */
 	cfg.active_gen = gen;
 	if ((rc = xrl_write_config(m, &cfg))) {

@@ -730,6 +730,66 @@ static void test_total_cap(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
+/*
+ * The rule cache is keyed by the source masked to the generation's longest
+ * rule prefix: sources no rule tells apart share an entry, sources a
+ * longer prefix tells apart never do, and the granule follows a rule
+ * change (it is switched with the generation). Each step alternates
+ * sources of one granule so that a wrongly shared entry would give the
+ * second the first one's rule.
+ */
+static void test_rule_cache_granule(void **state)
+{
+	static const char *const coarse[] = {
+		"10.0.0.0/12 --deny", "2001:db8::/32 --deny", NULL,
+	};
+	static const char *const fine[] = {
+		"10.0.0.0/12 --deny", "10.0.0.7/32 --allow",
+		"2001:db8::/32 --deny", "2001:db8::7/128 --allow", NULL,
+	};
+	static const char *const v6only[] = { "2001:db8::7/128 --allow", NULL };
+	struct xrl_pkt_spec s4 = { .family = 4 }, s6 = { .family = 6 };
+	struct xrl_config cfg;
+	struct xrl_tl t;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 1024, XRL_MALFORMED_PASS), 0);
+	rules(&t, coarse);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 20);
+	assert_int_equal(XRL_RC_SHORT_V6(cfg.rc_short[cfg.active_gen & 1]), 96);
+	for (i = 0; i < 3; i++) {
+		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
+		assert_int_equal(run_spec(&t, &s4), XDP_DROP);
+		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
+		assert_int_equal(run_spec(&t, &s6), XDP_DROP);
+	}
+	s4.src = "10.16.0.1";   /* outside the /12: no rule, though the entry of 10.0.0.0/12 is cached */
+	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	/* a /32 and a /128 inside: the granule is the whole source now, in the same switch */
+	rules(&t, fine);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(cfg.rc_short[cfg.active_gen & 1], 0);
+	for (i = 0; i < 4; i++) {
+		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
+		assert_int_equal(run_spec(&t, &s4), i & 1 ? XDP_PASS : XDP_DROP);
+		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
+		assert_int_equal(run_spec(&t, &s6), i & 1 ? XDP_PASS : XDP_DROP);
+	}
+	/* no IPv4 rule at all: one entry for every IPv4 source, none of them judged */
+	rules(&t, v6only);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 32);
+	s4.src = "10.0.0.8";
+	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	s6.src = "2001:db8::8";
+	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	s6.src = "2001:db8::7";
+	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	xrl_tl_close(&t);
+}
+
 /* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
 static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
 {
@@ -937,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_new_sources),
 		cmocka_unit_test(test_rule_created),
 		cmocka_unit_test(test_total_cap),
+		cmocka_unit_test(test_rule_cache_granule),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};
