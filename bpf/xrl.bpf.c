@@ -382,6 +382,8 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 	int pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
 
 	nb->tat_bytes = 0;
+	nb->last_ns = now_ns;
+	nb->seen = 0;
 	if (!pass)
 		nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
@@ -392,7 +394,7 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 			nb->tat_bytes = xrl_to_units(now_ns, r->byte.shift);
 		}
 	}
-	nb->last = xrl_last_pack(now_ns, pass, 0);
+	nb->passed = pass;
 	return pass;
 }
 
@@ -402,7 +404,7 @@ static __always_inline int xrl_fresh_refused(const struct xrl_rule *r, __u64 now
 {
 	nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	nb->tat_bytes = xrl_to_units(now_ns, r->byte.shift);
-	nb->last = xrl_last_pack(now_ns, 0, 0);
+	nb->passed = 0;
 	return 0;
 }
 
@@ -508,18 +510,15 @@ struct xrl_dargs {
 
 /*
  * The limit decision on a source's entry e (its key word as read in
- * d->key). The entry is marked seen (one atomic or per insert into its set,
- * not per packet); over-limit packets write nothing else. The clock is
- * clamped to the start of the last admission's granule, and the bucket
- * counts as left alone long enough to be full from the granule's end
- * (full_ns, xrl_last_*). A global function, so the verifier checks it once,
- * not once per way a lookup can match in.
+ * d->key). The entry is marked seen (one write per insert into its set, not
+ * per packet); over-limit packets write nothing else. A global function,
+ * so the verifier checks it once, not once per way a lookup can match in.
  */
 __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct xrl_dargs *d,
 			  struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	struct xrl_bstate *b;
-	__u64 last, last_ns, next, k, now_ns, len;
+	__u64 last_ns, next, k, now_ns, len;
 	int fresh, got;
 
 	if (!e || !r || !d || !cfg || !gs)
@@ -527,15 +526,14 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	b = &e->st;
 	k = d->key;
 	len = d->len;
-	last = b->last;
-	if (!(last & XRL_LAST_SEEN))
-		__sync_fetch_and_or(&b->last, XRL_LAST_SEEN);
+	if (!b->seen)
+		b->seen = 1;
+	last_ns = b->last_ns;
 	fresh = !xrl_key_current(k, r->version);
 	now_ns = d->now_ns;
 	if (fresh)
 		now_ns = xrl_start_ns(r, cfg, now_ns);
-	now_ns = xrl_gcra_clamp(now_ns, xrl_last_floor_ns(last));
-	last_ns = xrl_last_ceil_ns(last);   /* what the fullness test measures from */
+	now_ns = xrl_gcra_clamp(now_ns, last_ns);
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
 	if ((r->flags & XRL_F_BYTES) &&
@@ -572,8 +570,8 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 			return 0;
 		}
 	}
-	/* passed for top only: a rare lost increment between CPUs is harmless */
-	b->last = xrl_last_pack(now_ns, xrl_last_passed(last) + 1, 1);
+	b->last_ns = now_ns;
+	b->passed++;   /* for top only: a rare lost increment between CPUs is harmless */
 	if (fresh)
 		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
 	return 1;
@@ -588,7 +586,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
  * Keys, seen marks and admission times are read once, here, for the rank.
  */
 #define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
-	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns, last;		\
+	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
 	struct xrl_rule_stats *rs;							\
 	struct xrl_bstate nb;								\
 	__u32 i, v = WAYS;								\
@@ -600,8 +598,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	now_ns = d->now_ns;								\
 	for (i = 0; i < WAYS; i++) {							\
 		k = ENT(i).key;								\
-		last = ENT(i).st.last;							\
-		rank = xrl_victim_rank(k, xrl_last_seen(last), xrl_last_floor_ns(last));	\
+		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns);		\
 		if (rank < best) {							\
 			best = rank;							\
 			v = i;								\
@@ -620,8 +617,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	ENT(v).st = nb;									\
 	if (best) {									\
 		for (i = 0; i < WAYS; i++)						\
-			if (ENT(i).st.last & XRL_LAST_SEEN)				\
-				__sync_fetch_and_and(&ENT(i).st.last, ~XRL_LAST_SEEN);	\
+			ENT(i).st.seen = 0;						\
 		if (best > (1ull << 62))						\
 			gs->evicted_seen++;						\
 	}										\

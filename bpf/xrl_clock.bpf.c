@@ -220,7 +220,7 @@ int xrl_probe_array_clk(struct xdp_md *ctx)
 
 /*
  * The xrl bucket table's shape alone (xrl_table.h): sets of XRL_WAYS4
- * 32-byte entries, the set found by the same hash, its ways scanned
+ * 40-byte entries, the set found by the same hash, its ways scanned
  * branch-free for the key word; first packet of a key takes the set's
  * first free way (XDP_PASS), later ones find it (XDP_DROP), a key whose
  * set is full drops.
@@ -266,19 +266,19 @@ int xrl_probe_set(struct xdp_md *ctx)
 }
 
 /*
- * Other set shapes, beside xrl_probe_set (xrl's own: 4 ways of 32 bytes in a
- * 128-byte set), with the same keys and hash and 1,048,576 entries each:
+ * Other set shapes, beside xrl_probe_set (xrl's own: 8 ways of 40 bytes in a
+ * 320-byte set), with the same keys and hash and 1,048,576 entries each:
  * which layout a random lookup among a million costs least for. A miss
  * takes the first free way (XDP_PASS), a hit reads its tat (XDP_DROP), a
  * miss in a full set drops (the bench checks no verdict of these).
- *   set320: the table before (8 ways of 40 bytes in 320: five lines, and
- *           one set in four across a page boundary);
+ *   set128: 4 ways of 32 bytes (key, tat, tat_bytes, one word for the
+ *           rest) in two lines, never across a page;
  *   set64:  one line: 2 ways (2 key words, 2 x 16 bytes of payload, 16 spare).
  */
-struct xrl_probe_set320 {
+struct xrl_probe_set128 {
 	struct {
-		__u64 key, tat, tat_bytes, last_ns, passed_seen;
-	} w[8];
+		__u64 key, tat, tat_bytes, last;
+	} w[4];
 };
 struct xrl_probe_set64 {
 	__u64 key[2];
@@ -289,10 +289,10 @@ struct xrl_probe_set64 {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XRL_DEFAULT_SOURCES / 8);
+	__uint(max_entries, XRL_DEFAULT_SOURCES / 4);
 	__type(key, __u32);
-	__type(value, struct xrl_probe_set320);
-} xrl_probe_set320_map SEC(".maps");
+	__type(value, struct xrl_probe_set128);
+} xrl_probe_set128_map SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -315,25 +315,25 @@ static __always_inline int xrl_probe_want(struct xdp_md *ctx, __u64 *want, __u32
 }
 
 SEC("xdp")
-int xrl_probe_set320(struct xdp_md *ctx)
+int xrl_probe_set128(struct xdp_md *ctx)
 {
-	struct xrl_probe_set320 *set;
+	struct xrl_probe_set128 *set;
 	__u64 want, hit = 0;
 	__u32 h, idx, i;
 
 	if (xrl_probe_want(ctx, &want, &h))
 		return XDP_ABORTED;
-	idx = xrl_set_index(h, XRL_DEFAULT_SOURCES / 8);
-	set = bpf_map_lookup_elem(&xrl_probe_set320_map, &idx);
+	idx = xrl_set_index(h, XRL_DEFAULT_SOURCES / 4);
+	set = bpf_map_lookup_elem(&xrl_probe_set128_map, &idx);
 	if (!set)
 		return XDP_ABORTED;
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 4; i++)
 		hit |= xrl_way_hit(set->w[i].key, want, i);
 	if (hit) {
-		i = (__u32)(hit - 1) & 7;
+		i = (__u32)(hit - 1) & 3;
 		return set->w[i].tat ? XDP_DROP : XDP_PASS;
 	}
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 4; i++) {
 		if (!set->w[i].key) {
 			set->w[i].key = want;
 			set->w[i].tat = 1;

@@ -193,9 +193,8 @@ struct xrl_bucket {
 
 /*
  * The bucket tables (xrl_buckets_v4, xrl_buckets_v6): arrays of sets of
- * whole cache lines (page-aligned, as BPF_F_MMAPABLE arrays are): 4 IPv4
- * entries of 32 bytes in a 128-byte set (two lines, 128-byte aligned, never
- * across a page), or 4 IPv6 entries of 48 bytes in 192. A source's set is
+ * whole cache lines (page-aligned, as BPF_F_MMAPABLE arrays are): 8 IPv4
+ * entries of 40 bytes in 320, or 4 IPv6 entries of 56 bytes in 256. A source's set is
  * chosen by a hash of (rule, masked address); lookup scans the set's ways,
  * so its cost does not grow with the number of sources. An entry is its key
  * word and its state in place:
@@ -210,14 +209,11 @@ struct xrl_bucket {
  * version is the same source's bucket, decided as fresh (full), as before.
  * An insert claims a way by compare-and-swap of its key word to busy,
  * writes the state, then publishes the key; see docs/DESIGN.md for the
- * replacement policy. tat and tat_bytes are the per-source payload of an
+ * replacement policy. The 32-byte state is the per-source payload of an
  * algorithm: today the GCRA words; a window algorithm stores its counters
- * in the same 16 bytes. The third word packs what the decision reads
- * rarely or coarsely (xrl_table.h, xrl_last_*): the time of the last
- * admission rounded down to 2^XRL_LAST_SHIFT ns (268 ms) in its high bits,
- * the seen mark, and a 27-bit count of packets passed (wraps).
+ * in the same 32 bytes.
  */
-#define XRL_WAYS4        4
+#define XRL_WAYS4        8
 #define XRL_WAYS6        4
 #define XRL_KEY_VALID    (1ull << 63)
 #define XRL_KEY_BUSY     (1ull << 62)
@@ -226,14 +222,12 @@ struct xrl_bucket {
 #define XRL_KEY_VER_MASK (((1ull << XRL_KEY_VER_BITS) - 1) << XRL_KEY_VER_SHIFT)
 #define XRL_KEY_RULE_SHIFT 32   /* 12 bits: rule ids are below XRL_MAX_RULES (4096) */
 
-#define XRL_LAST_SHIFT   28                        /* time granule: 2^28 ns = 268 ms */
-#define XRL_LAST_SEEN    (1ull << 27)              /* looked up since the last insert into its set */
-#define XRL_LAST_PASSED  ((1ull << 27) - 1)        /* packets admitted (wraps at 2^27) */
-
 struct xrl_bstate {
 	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
 	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
-	__u64 last;       /* last admission time (2^28 ns granules) | seen | passed: xrl_last_* */
+	__u64 last_ns;    /* clock at the last admission (or at the insert) */
+	__u32 passed;     /* packets admitted (written with the tat, never on drops) */
+	__u32 seen;       /* looked up since the last insert into its set */
 };
 
 /* An entry: key word and state; an IPv6 entry has its address after these. */
@@ -247,12 +241,17 @@ struct xrl_slot6 {
 	__u32 addr[4];    /* network order, masked to the rule's /per */
 };
 
+#define XRL_SET4_PAD ((64 - (XRL_WAYS4 * 40) % 64) % 64)
 struct xrl_set4 {
 	struct xrl_entry w[XRL_WAYS4];
+#if XRL_SET4_PAD
+	__u8 _pad[XRL_SET4_PAD];
+#endif
 };
 
 struct xrl_set6 {
 	struct xrl_slot6 w[XRL_WAYS6];
+	__u64 _spare[4];
 };
 
 /*

@@ -14,8 +14,8 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-_Static_assert(sizeof(struct xrl_set4) == 128, "an IPv4 set is two cache lines, 128-byte aligned");
-_Static_assert(sizeof(struct xrl_set6) == 192, "an IPv6 set is three cache lines");
+_Static_assert(sizeof(struct xrl_set4) % 64 == 0, "an IPv4 set is whole cache lines");
+_Static_assert(sizeof(struct xrl_set6) == 256, "an IPv6 set is four cache lines");
 _Static_assert(XRL_MAX_RULES <= (1 << (XRL_KEY_VER_SHIFT - XRL_KEY_RULE_SHIFT)),
 	       "rule ids fit the key word");
 
@@ -145,43 +145,6 @@ static __always_inline __u64 xrl_way_hit6(__u64 k, const __u32 *e, __u64 want, c
 		  ((e[0] ^ a[0]) | (e[1] ^ a[1]) | (e[2] ^ a[2]) | (e[3] ^ a[3]));
 
 	return (0 - xrl_is_zero(d)) & (i + 1);
-}
-
-/*
- * The packed third word of an entry (xrl_bstate.last). The time is kept
- * rounded down: the clamp of a decision's clock uses the granule's start
- * (never later than the admission: it cannot add refill), and the "left
- * alone long enough to be full" test uses the granule's end (never earlier
- * than the admission: it only fires when the bucket is full anyway), so the
- * GCRA words alone decide as before; the granule only bounds how far a
- * clock may go back unclamped (268 ms, far inside the unit clocks' range).
- */
-static __always_inline __u64 xrl_last_pack(__u64 now_ns, __u64 passed, int seen)
-{
-	return (now_ns & ~((1ull << XRL_LAST_SHIFT) - 1)) | (seen ? XRL_LAST_SEEN : 0) |
-	       (passed & XRL_LAST_PASSED);
-}
-
-/* The start of the granule of the last admission: no later than it. */
-static __always_inline __u64 xrl_last_floor_ns(__u64 last)
-{
-	return last & ~((1ull << XRL_LAST_SHIFT) - 1);
-}
-
-/* The end of that granule: later than the last admission. */
-static __always_inline __u64 xrl_last_ceil_ns(__u64 last)
-{
-	return xrl_last_floor_ns(last) + (1ull << XRL_LAST_SHIFT);
-}
-
-static __always_inline __u32 xrl_last_passed(__u64 last)
-{
-	return (__u32)(last & XRL_LAST_PASSED);
-}
-
-static __always_inline int xrl_last_seen(__u64 last)
-{
-	return (last & XRL_LAST_SEEN) != 0;
 }
 
 /* Was the entry's state computed for this rule version (its low 18 bits)? */

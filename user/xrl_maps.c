@@ -675,7 +675,7 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 			return 0;
 		for (w = 0; w < XRL_WAYS4; w++)
 			if (xrl_key_match(s4.w[w].key, want))
-				return xrl_last_passed(s4.w[w].st.last);
+				return s4.w[w].st.passed;
 	} else {
 		__u32 ah = xrl_addr_hash6(key->addr);
 		__u64 want = xrl_key_word(key->rule_id, ah);
@@ -688,7 +688,7 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 		for (w = 0; w < XRL_WAYS6; w++)
 			if (xrl_key_match(s6.w[w].e.key, want) &&
 			    !memcmp(s6.w[w].addr, key->addr, sizeof(s6.w[w].addr)))
-				return xrl_last_passed(s6.w[w].e.st.last);
+				return s6.w[w].e.st.passed;
 	}
 	return 0;
 }

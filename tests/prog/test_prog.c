@@ -933,7 +933,7 @@ static void test_abuser_held_under_stream(void **state)
 	bpf_map__set_max_entries(w->maps.xrl_probe_hash_map, 1);
 	bpf_map__set_max_entries(w->maps.xrl_probe_array_map, 1);
 	bpf_map__set_max_entries(w->maps.xrl_probe_set_map, 1);
-	bpf_map__set_max_entries(w->maps.xrl_probe_set320_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_set128_map, 1);
 	bpf_map__set_max_entries(w->maps.xrl_probe_set64_map, 1);
 	assert_int_equal(xrl_clock_bpf__load(w), 0);
 	next_fd = bpf_map__fd(w->maps.xrl_bench_next);

@@ -116,7 +116,7 @@ enum {
 	C_TESTCLK_MANY,
 	C_PROBE_LRU_MANY, C_PROBE_LRU_ONE, C_PROBE_LRU_CLK_MANY, C_PROBE_HASH_MANY,
 	C_PROBE_ARRAY_MANY, C_PROBE_ARRAY_CLK_MANY, C_PROBE_SET_MANY,
-	C_PROBE_SET320_MANY, C_PROBE_SET64_MANY,
+	C_PROBE_SET128_MANY, C_PROBE_SET64_MANY,
 	C_N
 };
 
@@ -160,7 +160,7 @@ static struct bcase cases[C_N] = {
 	[C_PROBE_ARRAY_MANY] = { "probe_array_many", "lookup only, array, %s slots *" },
 	[C_PROBE_ARRAY_CLK_MANY] = { "probe_array_ktime_many", "ktime + lookup, array, %s slots *" },
 	[C_PROBE_SET_MANY] = { "probe_set_many", "lookup only, xrl's set table, %s keys *" },
-	[C_PROBE_SET320_MANY] = { "probe_set320_many", "lookup only, 8-way 320-B sets (before) *" },
+	[C_PROBE_SET128_MANY] = { "probe_set128_many", "lookup only, 4-way 128-B sets *" },
 	[C_PROBE_SET64_MANY] = { "probe_set64_many", "lookup only, 2-way 64-B sets *" },
 };
 
@@ -1135,8 +1135,8 @@ int main(int argc, char **argv)
 	stage(&w, bpf_program__fd(clk->progs.xrl_probe_set), NULL, true, -1,
 	      &cases[C_PROBE_SET_MANY], NULL, NULL, NULL, 4);
 	/* other set shapes, a full set dropping a key (verdicts unchecked: -1) */
-	stage(&w, bpf_program__fd(clk->progs.xrl_probe_set320), NULL, true, -1,
-	      &cases[C_PROBE_SET320_MANY], NULL, NULL, NULL, 4);
+	stage(&w, bpf_program__fd(clk->progs.xrl_probe_set128), NULL, true, -1,
+	      &cases[C_PROBE_SET128_MANY], NULL, NULL, NULL, 4);
 	stage(&w, bpf_program__fd(clk->progs.xrl_probe_set64), NULL, true, -1,
 	      &cases[C_PROBE_SET64_MANY], NULL, NULL, NULL, 4);
 

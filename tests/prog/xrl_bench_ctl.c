@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 
 		for (w = 0; w < XRL_WAYS4; w++) {
 			if (!set->w[w].key) {
-				set->w[w].st.last = xrl_last_pack(0, 1, 0);
+				set->w[w].st.passed = 1;
 				set->w[w].key = xrl_key_with_version(xrl_key_word(0, addr), 1);
 				break;
 			}
