@@ -10,205 +10,15 @@
 #include "xrl_parse.h"
 #include "xrl_table.h"
 #include "xrl_algo.h"
+#include "xrl_maps.bpf.h"
 
 #define XRL_CAS_TRIES 8
 
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, XRL_MAX_PREFIXES);
-	__type(key, struct xrl_lpm_v4);
-	__type(value, struct xrl_prefix_entry);
-} xrl_rules_v4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, XRL_MAX_PREFIXES);
-	__type(key, struct xrl_lpm_v6);
-	__type(value, struct xrl_prefix_entry);
-} xrl_rules_v6 SEC(".maps");
-
-/*
- * The bucket tables: arrays of sets of cache lines (xrl_common.h, xrl_table.h),
- * sized by the loader (--max-sources, rounded down to whole sets; the set
- * count is also in xrl_config). MMAPABLE for its page-aligned values: a set
- * never straddles more cache lines than its own.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS4);
-	__type(key, __u32);
-	__type(value, struct xrl_set4);
-} xrl_buckets_v4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, XRL_DEFAULT_SOURCES / XRL_WAYS6);
-	__type(key, __u32);
-	__type(value, struct xrl_set6);
-} xrl_buckets_v6 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_RULE_CACHE_SLOTS);
-	__type(key, __u32);
-	__type(value, struct xrl_rule_cache);
-} xrl_rule_cache_v4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_RULE_CACHE_SLOTS);
-	__type(key, __u32);
-	__type(value, struct xrl_rule_cache);
-} xrl_rule_cache_v6 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xrl_rule_stats);
-} xrl_rule_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_global_stats);
-} xrl_stats SEC(".maps");
-
-/* New-source budgets (--new-sources): see xrl_common.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
-} xrl_newsrc SEC(".maps");
-
-/* Aggregate caps (--total): the shared word per rule, and each CPU's batch of its tokens. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
-} xrl_total SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xrl_total_local);
-} xrl_total_local SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_config);
-} xrl_config SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XRL_SKETCH_SLOTS);
-	__type(key, __u32);
-	__type(value, struct xrl_sketch_slot);
-} xrl_drop_sketch SEC(".maps");
-
-/* Controller-only state, pinned beside the data path's maps. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * XRL_MAX_RULES);   /* XRL_RULE_DEFS_SLOT: one half per generation parity */
-	__type(key, __u32);
-	__type(value, struct xrl_rule_def);
-} xrl_rule_defs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XRL_MAX_IFACES);
-	__type(key, __u32);
-	__type(value, struct xrl_iface);
-} xrl_ifaces SEC(".maps");
-
-/* Fleet-wide rules: see xrl_common.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, XRL_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xrl_fleet_rule);
-} xrl_fleet_rules SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_FLEET_SOURCES);
-	__type(key, struct xrl_bucket_key);
-	__type(value, struct xrl_fleet_used);
-} xrl_fleet_used SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XRL_FLEET_SOURCES);
-	__type(key, struct xrl_bucket_key);
-	__type(value, struct xrl_fleet_floor);
-} xrl_fleet_floor SEC(".maps");
-
-/* Limit events: see xrl_common.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, XRL_EVENTS_RING);
-} xrl_events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_LIMITED_SOURCES);
-	__type(key, struct xrl_bucket_key);
-	__type(value, struct xrl_limited);
-} xrl_limited SEC(".maps");
-
-/* The sliding logs of --algo sliding-log (xrl_algo.h), and the empty log new ones copy. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_LOG_SOURCES);
-	__type(key, struct xrl_bucket_key);
-	__type(value, struct xrl_log);
-} xrl_logs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct xrl_log);
-} xrl_log_zero SEC(".maps");
-
-/* The penalty box (--block): see xrl_common.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XRL_BLOCKED_SOURCES);
-	__type(key, struct xrl_bucket_key);
-	__type(value, struct xrl_block);
-} xrl_blocked SEC(".maps");
-
-/* Per CPU: xrl_not_own before a --block rule's decision (xrl_block_held), for xrl_block_after. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} xrl_block_scratch SEC(".maps");
-
 #ifdef XRL_TEST_CLOCK
-/* Test build only: the test sets the clock, so time in tests is exact. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} xrl_test_clock SEC(".maps");
-
+/* Test build only: the clock is xrl_test_clock (xrl_maps.bpf.h), set by the test. */
 static __always_inline __u64 xrl_now_ns(void)
 {
 	__u32 k = 0;
@@ -332,24 +142,31 @@ static __always_inline const struct xrl_rule *xrl_scan(const struct xrl_prefix_e
 /*
  * The packet's rule, or NULL. A source resolved before in this generation
  * on this CPU skips the LPM walk (xrl_rule_cache_v4/v6); a resolution
- * that depends on the source alone is stored for next time.
+ * that depends on the source alone is stored for next time. The cache is
+ * keyed by the source masked to the generation's longest rule prefix
+ * (short: xrl_config.rc_short of its parity), so sources that no rule
+ * tells apart share an entry, as a random-source flood under one prefix does.
  */
-static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt *p, __u32 gen)
+static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt *p, __u32 gen,
+							    __u32 short_bits)
 {
 	const struct xrl_prefix_entry *ent;
 	struct xrl_rule_cache *c;
-	__u32 slot;
+	__u32 slot, a[4] = {};
 	int hit;
 
 	if (p->family == 4) {
-		slot = xrl_rule_cache_slot(p->saddr[0]);
+		a[0] = xrl_mask_v4(p->saddr[0], 32 - XRL_RC_SHORT_V4(short_bits));
+		slot = xrl_rule_cache_slot(a[0]);
 		c = bpf_map_lookup_elem(&xrl_rule_cache_v4, &slot);
-		hit = c && c->addr[0] == p->saddr[0];
+		hit = c && c->addr[0] == a[0];
 	} else {
-		slot = xrl_rule_cache_slot6(p->saddr);
+		__builtin_memcpy(a, p->saddr, 16);
+		xrl_mask_v6(a, 128 - XRL_RC_SHORT_V6(short_bits));
+		slot = xrl_rule_cache_slot6(a);
 		c = bpf_map_lookup_elem(&xrl_rule_cache_v6, &slot);
-		hit = c && c->addr[0] == p->saddr[0] && c->addr[1] == p->saddr[1] &&
-		      c->addr[2] == p->saddr[2] && c->addr[3] == p->saddr[3];
+		hit = c && c->addr[0] == a[0] && c->addr[1] == a[1] &&
+		      c->addr[2] == a[2] && c->addr[3] == a[3];
 	}
 	if (hit && c->gen == gen) {
 		if (c->state == XRL_RC_RULE)
@@ -368,7 +185,7 @@ static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt
 		} else {
 			c->state = XRL_RC_EMPTY;
 		}
-		__builtin_memcpy(c->addr, p->saddr, 16);
+		__builtin_memcpy(c->addr, a, 16);
 		c->gen = gen;
 	}
 	return ent ? xrl_scan(ent, p) : 0;
@@ -1061,15 +878,16 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 					      xrl_decide(e, r, d, cfg, gs))
 
 /*
- * The limit decision in the IPv4 table for a masked address: one set, its
- * ways scanned for the key word (the address itself is the tag).
+ * The limit decision in the IPv4 table for a source's key word want (the
+ * address itself is the tag) and set hash h (xrl_limit_key): one set, its
+ * ways scanned for the key word.
  */
-static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __u64 len,
+static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __u32 h, __u64 len,
 					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
-	__u64 want = xrl_key_word(r->id, addr), k = 0, hit = 0;
-	__u32 idx = xrl_set_index(xrl_table_hash4(r->id, addr), cfg->sets_v4), i;
+	__u64 k = 0, hit = 0;
+	__u32 idx = xrl_set_index(h, cfg->sets_v4), i;
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 4 };
 
@@ -1106,14 +924,13 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u32 addr, __
 	return i;
 }
 
-/* The same in the IPv6 table: the key word holds an address hash, the entry the address. */
-static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 len,
-					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
-					struct xrl_global_stats *gs)
+/* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
+static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 want,
+					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns,
+					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-	__u32 ah = xrl_addr_hash6(a);
-	__u64 want = xrl_key_word(r->id, ah), k = 0, hit = 0;
-	__u32 idx = xrl_set_index(xrl_table_hash6(r->id, ah), cfg->sets_v6), i;
+	__u64 k = 0, hit = 0;
+	__u32 idx = xrl_set_index(h, cfg->sets_v6), i;
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 6 };
 
@@ -1221,21 +1038,34 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
 		__sync_fetch_and_add(&u->dropped, XRL_FLEET_DROP_SAMPLE);
 }
 
-/* The bucket decision in the family's table, under the fleet's floor (0: none). */
+/*
+ * The bucket decision for a source's key (xrl_make_key: the one place a
+ * source is masked to its rule's /per, for either family) in its family's
+ * table, under the fleet's floor (0: none). Key word and set hash are
+ * built once for both families (xrl_table_key); only the set's scan
+ * differs (an IPv6 way holds its address).
+ */
+static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct xrl_bucket_key *key,
+					 __u64 len, __u64 now_ns, __u64 floor_ns,
+					 struct xrl_config *cfg, struct xrl_global_stats *gs)
+{
+	__u32 h;
+	__u64 want = xrl_table_key(key, &h);
+
+	if (key->family == 4)
+		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, cfg, gs);
+	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, cfg, gs);
+}
+
+/* A local rule's bucket decision: no fleet floor. */
 static __always_inline int xrl_limit_family(const struct xrl_rule *r, const struct xrl_pkt *p,
 					    __u64 len, __u64 now_ns, __u64 floor_ns,
 					    struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-	if (p->family == 4) {
-		return xrl_limit_v4(r, xrl_mask_v4(p->saddr[0], r->per_len), len, now_ns, floor_ns,
-				    cfg, gs);
-	} else {
-		__u32 a[4];
+	struct xrl_bucket_key key;
 
-		__builtin_memcpy(a, p->saddr, 16);
-		xrl_mask_v6(a, r->per_len);
-		return xrl_limit_v6(r, a, len, now_ns, floor_ns, cfg, gs);
-	}
+	xrl_make_key(r, p, &key);
+	return xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
 }
 
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
@@ -1253,10 +1083,7 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
 		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
-	if (p->family == 4)
-		pass = xrl_limit_v4(r, key.addr[0], len, now_ns, floor_ns, cfg, gs);
-	else
-		pass = xrl_limit_v6(r, key.addr, len, now_ns, floor_ns, cfg, gs);
+	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(&key, now_ns, pass);
@@ -1326,7 +1153,7 @@ int xrl_xdp(struct xdp_md *ctx)
 		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
 
-	r = xrl_find_rule(&p, cfg->active_gen);
+	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
 	if (!r) {
 		gs->no_rule++;
 		return XDP_PASS;

@@ -368,9 +368,20 @@ struct xrl_config {
 	__u64 event_tat;        /* GCRA word of the in-kernel bound on limit events */
 	__u32 sets_v4;          /* sets of xrl_buckets_v4 (its max_entries), written by xrl_config_init */
 	__u32 sets_v6;
+	/*
+	 * Rule cache granule per generation parity (XRL_RC_SHORT_*): how many
+	 * trailing address bits no rule prefix of that generation looks at
+	 * (32 - longest IPv4 prefix, 128 - longest IPv6 prefix). Sources equal
+	 * but for those bits lie in the same prefixes, so they resolve to the
+	 * same rules and share a rule-cache entry; 0 (unset) keys it by the
+	 * whole source. Written for generation g+1 before the switch to it.
+	 */
+	__u32 rc_short[2];
 	/* --algo */
 	__u64 rt_off_ns;        /* CLOCK_REALTIME - CLOCK_MONOTONIC: windows align to UTC */
 };
+#define XRL_RC_SHORT_V4(w) ((w) & 0xff)
+#define XRL_RC_SHORT_V6(w) (((w) >> 8) & 0xff)
 
 /*
  * A rule as the operator wrote it, kept in the pinned xrl_rule_defs array

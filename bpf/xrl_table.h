@@ -52,6 +52,20 @@ static __always_inline __u32 xrl_table_hash6(__u32 rule_id, __u32 addr_hash)
 	return xrl_fmix32(addr_hash ^ xrl_fmix32(rule_id + 0x9e3779b9u));
 }
 
+/*
+ * A source's key word, version bits clear, and its set hash in *h, for
+ * either family: the key word's low 32 bits are the IPv4 address, or the
+ * IPv6 address's hash (whose address the entry holds as well), and the set
+ * hash is the same function of (rule id, those 32 bits) for both.
+ */
+static __always_inline __u64 xrl_table_key(const struct xrl_bucket_key *k, __u32 *h)
+{
+	__u32 low = k->family == 4 ? k->addr[0] : xrl_addr_hash6(k->addr);
+
+	*h = xrl_table_hash4(k->rule_id, low);
+	return XRL_KEY_VALID | ((__u64)k->rule_id << XRL_KEY_RULE_SHIFT) | low;
+}
+
 /* Set index of a hash in a table of nsets sets: multiply-shift, no power of 2 needed. */
 static __always_inline __u32 xrl_set_index(__u32 h, __u32 nsets)
 {

@@ -730,6 +730,66 @@ static void test_total_cap(void **state)
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
+/*
+ * The rule cache is keyed by the source masked to the generation's longest
+ * rule prefix: sources no rule tells apart share an entry, sources a
+ * longer prefix tells apart never do, and the granule follows a rule
+ * change (it is switched with the generation). Each step alternates
+ * sources of one granule so that a wrongly shared entry would give the
+ * second the first one's rule.
+ */
+static void test_rule_cache_granule(void **state)
+{
+	static const char *const coarse[] = {
+		"10.0.0.0/12 --deny", "2001:db8::/32 --deny", NULL,
+	};
+	static const char *const fine[] = {
+		"10.0.0.0/12 --deny", "10.0.0.7/32 --allow",
+		"2001:db8::/32 --deny", "2001:db8::7/128 --allow", NULL,
+	};
+	static const char *const v6only[] = { "2001:db8::7/128 --allow", NULL };
+	struct xrl_pkt_spec s4 = { .family = 4 }, s6 = { .family = 6 };
+	struct xrl_config cfg;
+	struct xrl_tl t;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 1024, XRL_MALFORMED_PASS), 0);
+	rules(&t, coarse);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 20);
+	assert_int_equal(XRL_RC_SHORT_V6(cfg.rc_short[cfg.active_gen & 1]), 96);
+	for (i = 0; i < 3; i++) {
+		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
+		assert_int_equal(run_spec(&t, &s4), XDP_DROP);
+		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
+		assert_int_equal(run_spec(&t, &s6), XDP_DROP);
+	}
+	s4.src = "10.16.0.1";   /* outside the /12: no rule, though the entry of 10.0.0.0/12 is cached */
+	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	/* a /32 and a /128 inside: the granule is the whole source now, in the same switch */
+	rules(&t, fine);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(cfg.rc_short[cfg.active_gen & 1], 0);
+	for (i = 0; i < 4; i++) {
+		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
+		assert_int_equal(run_spec(&t, &s4), i & 1 ? XDP_PASS : XDP_DROP);
+		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
+		assert_int_equal(run_spec(&t, &s6), i & 1 ? XDP_PASS : XDP_DROP);
+	}
+	/* no IPv4 rule at all: one entry for every IPv4 source, none of them judged */
+	rules(&t, v6only);
+	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
+	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 32);
+	s4.src = "10.0.0.8";
+	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	s6.src = "2001:db8::8";
+	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	s6.src = "2001:db8::7";
+	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	xrl_tl_close(&t);
+}
+
 /* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
 static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
 {
@@ -756,74 +816,75 @@ static __u64 passed_of(struct xrl_tl *t, __u32 rule_id, const char *src)
 }
 
 /*
- * The replacement policy in one set of 8 ways (xrl_victim_rank): an insert
- * into a full set replaces a way not looked up since the set's last insert,
- * the one admitted longest ago among those; only when every way was looked
- * up does it take a seen one (counted in evicted_seen). A replaced source
- * starts over with a full bucket; the ones kept stay limited.
+ * The replacement policy in one set of W = XRL_WAYS4 ways (xrl_victim_rank):
+ * an insert into a full set replaces a way not looked up since the set's
+ * last insert, the one admitted longest ago among those; only when every
+ * way was looked up does it take a seen one (counted in evicted_seen). A
+ * replaced source starts over with a full bucket; the ones kept stay limited.
  */
 static void test_replacement_policy(void **state)
 {
 	static const char *const r[] = { "100.64.0.0/10 --rate 1/h --burst 1", NULL };
+	enum { W = XRL_WAYS4 };
 	struct xrl_pkt_spec s = { .family = 4 };
 	struct xrl_global_stats g;
 	struct xrl_tl t;
-	char src[12][32];
+	char src[W + 4][32];
 	__u64 base = 40000 * SEC_NS;
 	__u32 id;
 	int i;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 64, XRL_MALFORMED_PASS), 0);   /* 8 sets of 8 */
+	assert_int_equal(xrl_tl_open(&t, 8 * W, XRL_MALFORMED_PASS), 0);   /* 8 sets of W */
 	assert_int_equal(xrl_map_max_entries(t.maps.buckets_v4), 8);
-	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), 64);
+	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), 8 * W);
 	rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
-	assert_int_equal(same_set(id, 8, "100.64", src, 12), 12);
+	assert_int_equal(same_set(id, 8, "100.64", src, W + 4), W + 4);
 
-	/* eight sources fill the set, admitted one second apart */
-	for (i = 0; i < 8; i++) {
+	/* W sources fill the set, admitted one second apart */
+	for (i = 0; i < W; i++) {
 		xrl_tl_set_clock(&t, base + (__u64)i * SEC_NS);
 		s.src = src[i];
 		assert_int_equal(run_spec(&t, &s), XDP_PASS);
 	}
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < W; i++)
 		assert_int_equal(passed_of(&t, id, src[i]), 1);
 	xrl_tl_set_clock(&t, base + 10 * SEC_NS);
 	/* all but src[0] are looked up (over limit: dropped) */
-	for (i = 1; i < 8; i++) {
+	for (i = 1; i < W; i++) {
 		s.src = src[i];
 		assert_int_equal(run_spec(&t, &s), XDP_DROP);
 	}
 	/* a new source replaces the one way not seen, though src[0] was not admitted longest ago */
-	s.src = src[8];
+	s.src = src[W];
 	assert_int_equal(run_spec(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[0]), 0);
-	for (i = 1; i < 9; i++)
+	for (i = 1; i < W + 1; i++)
 		assert_int_equal(passed_of(&t, id, src[i]), 1);
 	/* that insert cleared the seen marks: the next one takes the longest admitted, src[1] */
-	s.src = src[9];
+	s.src = src[W + 1];
 	assert_int_equal(run_spec(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[1]), 0);
 	assert_int_equal(passed_of(&t, id, src[2]), 1);
 	assert_int_equal(gstats(&t).evicted_seen, 0);
 	/* every way looked up: a seen one goes, the longest admitted (src[2]), and is counted */
-	for (i = 2; i < 10; i++) {
+	for (i = 2; i < W + 2; i++) {
 		s.src = src[i];
 		assert_int_equal(run_spec(&t, &s), XDP_DROP);
 	}
-	s.src = src[10];
+	s.src = src[W + 2];
 	assert_int_equal(run_spec(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[2]), 0);
 	assert_int_equal(gstats(&t).evicted_seen, 1);
 	/* a replaced source starts over full; a kept one stays limited */
 	s.src = src[0];
 	assert_int_equal(run_spec(&t, &s), XDP_PASS);
-	s.src = src[5];
+	s.src = src[W + 1];
 	assert_int_equal(run_spec(&t, &s), XDP_DROP);
 	g = gstats(&t);
-	assert_int_equal(g.sources_created, 12);
-	assert_int_equal(xrl_count_sources(&t.maps), 8 + 0);
+	assert_int_equal(g.sources_created, W + 4);
+	assert_int_equal(xrl_count_sources(&t.maps), W + 0);
 	assert_int_equal(xrl_evicted(&g, xrl_count_sources(&t.maps)), 4);
 	assert_int_equal(g.insert_failed, 0);
 	xrl_tl_close(&t);
@@ -872,6 +933,8 @@ static void test_abuser_held_under_stream(void **state)
 	bpf_map__set_max_entries(w->maps.xrl_probe_hash_map, 1);
 	bpf_map__set_max_entries(w->maps.xrl_probe_array_map, 1);
 	bpf_map__set_max_entries(w->maps.xrl_probe_set_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_set128_map, 1);
+	bpf_map__set_max_entries(w->maps.xrl_probe_set64_map, 1);
 	assert_int_equal(xrl_clock_bpf__load(w), 0);
 	next_fd = bpf_map__fd(w->maps.xrl_bench_next);
 	assert_int_equal(bpf_map_update_elem(next_fd, &k, &t.prog_fd, BPF_ANY), 0);
@@ -934,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_new_sources),
 		cmocka_unit_test(test_rule_created),
 		cmocka_unit_test(test_total_cap),
+		cmocka_unit_test(test_rule_cache_granule),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};

@@ -1202,6 +1202,24 @@ static void test_table_way_hit(void **state)
 	assert_int_equal(xrl_way_hit6(want ^ (1ull << 40), a, want, a, 3), 0);
 }
 
+/* xrl_table_key: the key word and set hash of either family, as the per-family parts build them. */
+static void test_table_key_both_families(void **state)
+{
+	struct xrl_bucket_key k4 = { .rule_id = 17, .family = 4, .addr = { 0x0100000a } };
+	struct xrl_bucket_key k6 = { .rule_id = 4095, .family = 6,
+				     .addr = { 0x000db820, 0x01000000, 0, 0x07000000 } };
+	__u32 h, ah = xrl_addr_hash6(k6.addr);
+
+	(void)state;
+	assert_true(xrl_table_key(&k4, &h) == xrl_key_word(17, 0x0100000a));
+	assert_int_equal(h, xrl_table_hash4(17, 0x0100000a));
+	assert_true(xrl_table_key(&k6, &h) == xrl_key_word(4095, ah));
+	assert_int_equal(h, xrl_table_hash6(4095, ah));
+	/* the family decides, not the words: an IPv6 source whose last words are zero */
+	k4.family = 6;
+	assert_true(xrl_table_key(&k4, &h) == xrl_key_word(17, xrl_addr_hash6(k4.addr)));
+}
+
 /* Replacement order: empty, then not seen (longest admitted first), then seen; busy never. */
 static void test_table_victim_rank(void **state)
 {
@@ -1246,6 +1264,7 @@ int main(void)
 		cmocka_unit_test(test_idle_wrapped_clock),
 		cmocka_unit_test(test_coarse_clock),
 		cmocka_unit_test(test_table_sizing),
+		cmocka_unit_test(test_table_key_both_families),
 		cmocka_unit_test(test_table_set_index),
 		cmocka_unit_test(test_table_key_word),
 		cmocka_unit_test(test_table_way_hit),

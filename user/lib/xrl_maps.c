@@ -406,6 +406,26 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		purge_all(m, cfg.active_gen);
 		goto sys_fail;
 	}
+	/*
+	 * the rule cache's granule for gen (xrl_config.rc_short): the bits past
+	 * its longest prefix of each family, in the parity gen's packets read,
+	 * written before the switch (the live generation reads the other one)
+	 */
+	{
+		__u32 max4 = 0, max6 = 0;
+
+		for (i = 0; i < ncp; i++) {
+			if (cp[i].family == 4 && cp[i].plen > max4)
+				max4 = cp[i].plen;
+			if (cp[i].family == 6 && cp[i].plen > max6)
+				max6 = cp[i].plen;
+		}
+		cfg.rc_short[gen & 1] = (32 - max4) | ((128 - max6) << 8);
+		if ((rc = xrl_write_config(m, &cfg))) {
+			purge_all(m, cfg.active_gen);
+			goto sys_fail;
+		}
+	}
 	/* the switch, of the data path's set and the operator's view together: one store */
 	cfg.active_gen = gen;
 	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
@@ -516,8 +536,8 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 	return 0;
 }
 
-/* Ways per set of a bucket table, told by its name (xrl_buckets_v4 or _v6); 0: not one. */
-static __u32 table_ways(int fd)
+/* The family of a bucket table, told by its name (xrl_buckets_v4 or _v6): 4, 6, or 0: not one. */
+static int table_family(int fd)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
@@ -525,25 +545,28 @@ static __u32 table_ways(int fd)
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
 	if (!strcmp(info.name, "xrl_buckets_v4"))
-		return XRL_WAYS4;
+		return 4;
 	if (!strcmp(info.name, "xrl_buckets_v6"))
-		return XRL_WAYS6;
+		return 6;
 	return 0;
 }
 
 __u32 xrl_bucket_capacity(int fd)
 {
-	return xrl_map_max_entries(fd) * table_ways(fd);
+	int fam = table_family(fd);
+
+	return xrl_map_max_entries(fd) * (fam == 4 ? XRL_WAYS4 : fam == 6 ? XRL_WAYS6 : 0);
 }
 
 long xrl_count_bucket_entries(int fd)
 {
-	__u32 ways = table_ways(fd), nsets = xrl_map_max_entries(fd), i, w;
-	size_t len = (size_t)nsets * (ways == XRL_WAYS4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
+	int fam = table_family(fd);
+	__u32 nsets = xrl_map_max_entries(fd), i, w;
+	size_t len = (size_t)nsets * (fam == 4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
 	const unsigned char *tab;
 	long total = 0;
 
-	if (!ways || !nsets)
+	if (!fam || !nsets)
 		return -EINVAL;
 	/* the table is MMAPABLE: read in place, no copy of its (up to GiBs of) sets */
 	len = (len + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * (size_t)sysconf(_SC_PAGESIZE);
@@ -551,7 +574,7 @@ long xrl_count_bucket_entries(int fd)
 	if (tab == MAP_FAILED)
 		return -errno;
 	for (i = 0; i < nsets; i++) {
-		if (ways == XRL_WAYS4) {
+		if (fam == 4) {
 			const struct xrl_set4 *s4 = (const void *)(tab + (size_t)i * sizeof(*s4));
 
 			for (w = 0; w < XRL_WAYS4; w++)
@@ -723,9 +746,11 @@ __u64 xrl_evicted(const struct xrl_global_stats *g, long live)
  */
 static int census_table(int fd, const __u64 *cur_ver, long *per_id, long *stale)
 {
-	__u32 ways = table_ways(fd), nsets = xrl_map_max_entries(fd), i, w;
+	int fam = table_family(fd);
+	__u32 ways = fam == 4 ? XRL_WAYS4 : fam == 6 ? XRL_WAYS6 : 0;
+	__u32 nsets = xrl_map_max_entries(fd), i, w;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = (size_t)nsets * (ways == XRL_WAYS4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
+	size_t len = (size_t)nsets * (fam == 4 ? sizeof(struct xrl_set4) : sizeof(struct xrl_set6));
 	const unsigned char *tab;
 
 	if (!ways || !nsets)
@@ -736,7 +761,7 @@ static int census_table(int fd, const __u64 *cur_ver, long *per_id, long *stale)
 		return -errno;
 	for (i = 0; i < nsets; i++) {
 		for (w = 0; w < ways; w++) {
-			__u64 k = ways == XRL_WAYS4 ?
+			__u64 k = fam == 4 ?
 				((const struct xrl_set4 *)(const void *)tab)[i].w[w].key :
 				((const struct xrl_set6 *)(const void *)tab)[i].w[w].e.key;
 			__u32 id;
