@@ -59,6 +59,7 @@
 #define XRL_LOG_SHIFT      4            /* sliding-log time unit: 16 ns */
 #define XRL_LOG_H_MASK     ((1ull << 56) - 1)
 #define XRL_LOG_TS_BITS    48           /* 2^48 x 16 ns: 52 days before a slot's time wraps */
+#define XRL_LOG_AHEAD      (1ull << 40) /* 2^40 x 16 ns = 4.9 h: a slot further ahead wrapped */
 
 /* The window of now_ns (CLOCK_MONOTONIC) and the time into it, UTC-aligned. */
 static __always_inline __u64 xrl_win_index(__u64 now_ns, __u64 rt_off, __u64 win_ns)
@@ -260,13 +261,16 @@ static __always_inline int xrl_log_restart(__u64 *wp, __u64 word)
 /*
  * What slot s says for admission h of the incarnation nonce at now_ns. A
  * slot time ahead of now (another CPU read a later clock) is inside the
- * window: never admitted early.
+ * window: never admitted early. Ahead by XRL_LOG_AHEAD or more (hours; a
+ * CPU's packet takes microseconds, a window at most an hour) it is no
+ * other CPU's clock but a slot over 2^47 units (26 days) old read through
+ * the 48-bit wrap: free (it was refused until the time wrapped, 52 days).
  */
 static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 now_ns,
 					 __u64 win_ns)
 {
 	__u64 now_u = (now_ns >> XRL_LOG_SHIFT) & ((1ull << XRL_LOG_TS_BITS) - 1);
-	__s64 age;
+	__s64 age, win_u = (__s64)((win_ns + (1ull << XRL_LOG_SHIFT) - 1) >> XRL_LOG_SHIFT);
 
 	if (!s || ((s >> 8) & 0xff) != (nonce & 0xff))
 		return XRL_LOG_FREE;
@@ -274,7 +278,7 @@ static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 no
 		return XRL_LOG_HELP;
 	/* 48-bit signed difference */
 	age = (__s64)((now_u - (s >> 16)) << (64 - XRL_LOG_TS_BITS)) >> (64 - XRL_LOG_TS_BITS);
-	if (age < (__s64)((win_ns + (1ull << XRL_LOG_SHIFT) - 1) >> XRL_LOG_SHIFT))
+	if (age < win_u && age > -(__s64)XRL_LOG_AHEAD)
 		return XRL_LOG_BUSY;
 	return XRL_LOG_FREE;
 }

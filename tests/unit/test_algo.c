@@ -348,6 +348,25 @@ static void test_log_time_unit(void **state)
 	}
 }
 
+/*
+ * A source back after 30 days (past the slot time's 48-bit signed range,
+ * 2^47 x 16 ns = 26 days) is admitted, not refused until the time wraps
+ * again at 52 days; one less than XRL_LOG_AHEAD before the wrap is refused.
+ */
+static void test_log_wrap(void **state)
+{
+	const __u64 day = 86400 * SEC_NS, wrap = (1ull << XRL_LOG_TS_BITS) << XRL_LOG_SHIFT;
+	__u64 word = xrl_log_word(4), ring[XRL_LOG_MAX] = { 0 }, t0 = 3 * SEC_NS;
+
+	(void)state;
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + SEC_NS / 2, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + 30 * day, SEC_NS), 1);
+	t0 += 30 * day;
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap - 1000 * SEC_NS, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap + 2 * SEC_NS, SEC_NS), 1);
+}
+
 static void parse_ok(const char *line, const char *formatted)
 {
 	struct xrl_rule_def d, back;
@@ -427,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_sliding_log_model),
 		cmocka_unit_test(test_log_restart_race),
 		cmocka_unit_test(test_log_time_unit),
+		cmocka_unit_test(test_log_wrap),
 		cmocka_unit_test(test_cas_threads),
 		cmocka_unit_test(test_algo_words),
 	};
