@@ -390,7 +390,7 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 		nb->tat = 0;
 		pass = 0;
 		if (r->algo == XRL_ALGO_SLIDING_LOG)
-			nb->tat = xrl_log_word(bpf_get_prandom_u32());
+			nb->tat = xrl_log_word(r->version);   /* racing inserts share it */
 		else
 			pass = xrl_win_peek(r->algo, 0, 1, now_ns, rt_off, r->win_ns, r->win_limit,
 					    floor_ns, &nb->tat);
@@ -682,9 +682,17 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		else
 			__builtin_memcpy(lk.addr, d->addr, 16);
 		if (fresh) {
-			/* a new rule version: an empty log under a new nonce, then the version stored */
+			/*
+			 * a new rule version: an empty log under the version's nonce, then the
+			 * version stored. Every CPU that saw the old key gets here: the
+			 * restart is one word for all of them and leaves it alone once
+			 * made (xrl_log_restart), so none resets another's admissions.
+			 */
 			next = xrl_key_with_version(k, r->version);
-			__sync_val_compare_and_swap(&b->tat, b->tat, xrl_log_word(bpf_get_prandom_u32()));
+			if (xrl_log_restart(&b->tat, xrl_log_word(r->version))) {
+				gs->cas_contended++;
+				return 0;
+			}
 			__sync_val_compare_and_swap(&e->key, k, next);
 			k = next;
 			fresh = 0;

@@ -27,6 +27,22 @@
  *                  empty), the number tells a slot claimed for h (whose
  *                  word has not moved on yet: any CPU may advance it) from
  *                  the one of h - limit.
+ *
+ * Why the log never admits more than limit in a window: every admission
+ * replaces one slot by compare-and-swap, and only a slot of its own nonce
+ * at least a window old (or of another nonce: empty). Of limit + 1
+ * admissions under one nonce within a window two share a slot, and each
+ * write to that slot between them saw the one before it a window old: a
+ * contradiction. This holds whatever word (h) each CPU went by, so the
+ * only danger is two nonces live on one ring in one rule version: the
+ * nonce is therefore the rule version's (xrl_log_word(version)), not a
+ * random one, so racing inserts of one source (two entries, one ring) and
+ * CPUs that all saw the version change share it, and a restart
+ * (xrl_log_restart) leaves a word of that nonce alone. (Each of those
+ * drew a nonce of its own before, making the other's slots read as empty:
+ * up to a window's worth more.) Times: a slot records its time rounded up,
+ * now is rounded down, a window up, so a slot reads a window old only
+ * once it really is (admission up to 31 ns late, never early).
  */
 #ifndef XRL_ALGO_H
 #define XRL_ALGO_H
@@ -43,6 +59,7 @@
 #define XRL_LOG_SHIFT      4            /* sliding-log time unit: 16 ns */
 #define XRL_LOG_H_MASK     ((1ull << 56) - 1)
 #define XRL_LOG_TS_BITS    48           /* 2^48 x 16 ns: 52 days before a slot's time wraps */
+#define XRL_LOG_AHEAD      (1ull << 40) /* 2^40 x 16 ns = 4.9 h: a slot further ahead wrapped */
 
 /* The window of now_ns (CLOCK_MONOTONIC) and the time into it, UTC-aligned. */
 static __always_inline __u64 xrl_win_index(__u64 now_ns, __u64 rt_off, __u64 win_ns)
@@ -202,27 +219,58 @@ enum xrl_log_slot_state {
 
 static __always_inline __u64 xrl_log_slot(__u64 now_ns, __u64 nonce, __u64 h)
 {
-	__u64 ts = (now_ns >> XRL_LOG_SHIFT) & ((1ull << XRL_LOG_TS_BITS) - 1);
+	/* rounded up: the slot never reads older than it is (xrl_log_state rounds now down) */
+	__u64 ts = ((now_ns + (1ull << XRL_LOG_SHIFT) - 1) >> XRL_LOG_SHIFT) &
+		   ((1ull << XRL_LOG_TS_BITS) - 1);
 
 	return (ts << 16) | ((nonce & 0xff) << 8) | (h & 0xff);
 }
 
-/* The word of a source's log restarted empty, with a nonce of 1..255. */
-static __always_inline __u64 xrl_log_word(__u32 rnd)
+/*
+ * The word of a source's log restarted empty for rule version version: its
+ * nonce (1..255) is the version's, the same on every CPU, and differs
+ * between consecutive versions.
+ */
+static __always_inline __u64 xrl_log_word(__u32 version)
 {
-	return (__u64)(rnd % 255 + 1) << 56;
+	return (__u64)(version % 255 + 1) << 56;
+}
+
+/*
+ * Restart the log word at wp as word (xrl_log_word) for a source whose
+ * entry carries an older rule version: unless it already has word's nonce
+ * (another CPU restarted it, and may have admitted under it since: moving
+ * its h back would be harmless, see above, but is needless). 0 done, -1
+ * lost the race XRL_ALGO_TRIES times (the word still of another nonce).
+ */
+static __always_inline int xrl_log_restart(__u64 *wp, __u64 word)
+{
+	__u64 w;
+	int i;
+
+	for (i = 0; i < XRL_ALGO_TRIES; i++) {
+		w = *(volatile __u64 *)wp;
+		if ((w >> 56) == (word >> 56))
+			return 0;
+		if (__sync_val_compare_and_swap(wp, w, word) == w)
+			return 0;
+	}
+	return -1;
 }
 
 /*
  * What slot s says for admission h of the incarnation nonce at now_ns. A
  * slot time ahead of now (another CPU read a later clock) is inside the
- * window: never admitted early.
+ * window: never admitted early. Ahead by XRL_LOG_AHEAD or more (hours; a
+ * CPU's packet takes microseconds, a window at most an hour) it is no
+ * other CPU's clock but a slot over 2^47 units (26 days) old read through
+ * the 48-bit wrap: free (it was refused until the time wrapped, 52 days).
  */
 static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 now_ns,
 					 __u64 win_ns)
 {
 	__u64 now_u = (now_ns >> XRL_LOG_SHIFT) & ((1ull << XRL_LOG_TS_BITS) - 1);
-	__s64 age;
+	__s64 age, win_u = (__s64)((win_ns + (1ull << XRL_LOG_SHIFT) - 1) >> XRL_LOG_SHIFT);
 
 	if (!s || ((s >> 8) & 0xff) != (nonce & 0xff))
 		return XRL_LOG_FREE;
@@ -230,7 +278,7 @@ static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 no
 		return XRL_LOG_HELP;
 	/* 48-bit signed difference */
 	age = (__s64)((now_u - (s >> 16)) << (64 - XRL_LOG_TS_BITS)) >> (64 - XRL_LOG_TS_BITS);
-	if (age < (__s64)(win_ns >> XRL_LOG_SHIFT))
+	if (age < win_u && age > -(__s64)XRL_LOG_AHEAD)
 		return XRL_LOG_BUSY;
 	return XRL_LOG_FREE;
 }

@@ -253,6 +253,120 @@ static void test_cas_threads(void **state)
 	}
 }
 
+/*
+ * A sliding log across a rule change, from 4 threads at once (xrl_win_decide's
+ * path): the word is of version 7, and every thread saw the source "fresh"
+ * (its entry's key of an older version), so each restarts it for version 8
+ * before taking, and thread 0 does so once more, late (a CPU that read the
+ * old key before another stored the new one). Threads 1 and 3 go by a second
+ * word of the same source, of version 8 already (two CPUs inserted it at
+ * once: two entries, one ring). Each window admits exactly the limit: the
+ * restarts share a nonce and a word of it is left alone. With a nonce per
+ * restart or per insert (the old code) the late restart or the second
+ * entry's word made the ring read empty (320 and 256 in a window of 64).
+ */
+struct restart_race {
+	__u64 *word, *ring;
+	int id, passed[3];
+};
+
+static void *restart_thread(void *arg)
+{
+	struct restart_race *r = arg;
+	int w, i;
+
+	pthread_barrier_wait(&race_start);
+	if (!(r->id & 1))   /* the second entry is of version 8 already */
+		assert_int_equal(xrl_log_restart(r->word, xrl_log_word(8)), 0);
+	for (w = 0; w < 3; w++) {
+		for (i = 0; i < RACE_TRIES; i++) {
+			__u64 t = 70 * SEC_NS + (__u64)w * SEC_NS + 5 * MS_NS + (__u64)i * 16;
+
+			if (r->id == 0 && w == 0 && i == RACE_TRIES / 2)
+				assert_int_equal(xrl_log_restart(r->word, xrl_log_word(8)), 0);
+			r->passed[w] += xrl_log_take(r->word, r->ring, NULL, 0, 64, t, SEC_NS) > 0;
+		}
+		pthread_barrier_wait(&race_start);
+	}
+	return NULL;
+}
+
+static void test_log_restart_race(void **state)
+{
+	__u64 ring[XRL_LOG_MAX], words[2], t0 = 69 * SEC_NS + 500 * MS_NS;
+	struct restart_race r[4];
+	pthread_t th[4];
+	int i, w, run;
+
+	(void)state;
+	for (run = 0; run < 20; run++) {
+		int total[3] = { 0 };
+
+		/* version 7's log, full half a window ago: version 8's starts empty all the same */
+		memset(ring, 0, sizeof(ring));
+		words[0] = xrl_log_word(7);
+		for (i = 0; i < 64; i++)
+			assert_int_equal(xrl_log_take(&words[0], ring, NULL, 0, 64, t0, SEC_NS), 1);
+		words[1] = xrl_log_word(8);   /* the second entry, inserted under version 8 */
+		assert_int_equal(pthread_barrier_init(&race_start, NULL, 4), 0);
+		for (i = 0; i < 4; i++) {
+			r[i] = (struct restart_race){ .word = &words[i & 1], .ring = ring, .id = i };
+			assert_int_equal(pthread_create(&th[i], NULL, restart_thread, &r[i]), 0);
+		}
+		for (i = 0; i < 4; i++) {
+			pthread_join(th[i], NULL);
+			for (w = 0; w < 3; w++)
+				total[w] += r[i].passed[w];
+		}
+		pthread_barrier_destroy(&race_start);
+		if (run == 0)
+			printf("  sliding-log restarted from 4 threads, 2 entries: %d %d %d admitted in 3 windows of 64\n",
+			       total[0], total[1], total[2]);
+		for (w = 0; w < 3; w++)
+			assert_int_equal(total[w], 64);
+	}
+}
+
+/*
+ * The 16-ns unit never admits early: off the 16-ns grid, with a window
+ * that is not a multiple of 16 ns, a limit of 1 refuses 1 ns before the
+ * window has passed since the admission, and admits 48 ns after.
+ */
+static void test_log_time_unit(void **state)
+{
+	const __u64 win = SEC_NS + 7;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2000; i++) {
+		__u64 word = xrl_log_word(3), ring[XRL_LOG_MAX] = { 0 };
+		__u64 t0 = 5 * SEC_NS + rnd() % (10 * SEC_NS);
+
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0, win), 1);
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + win - 1, win), 0);
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + win + 47, win), 1);
+	}
+}
+
+/*
+ * A source back after 30 days (past the slot time's 48-bit signed range,
+ * 2^47 x 16 ns = 26 days) is admitted, not refused until the time wraps
+ * again at 52 days; one less than XRL_LOG_AHEAD before the wrap is refused.
+ */
+static void test_log_wrap(void **state)
+{
+	const __u64 day = 86400 * SEC_NS, wrap = (1ull << XRL_LOG_TS_BITS) << XRL_LOG_SHIFT;
+	__u64 word = xrl_log_word(4), ring[XRL_LOG_MAX] = { 0 }, t0 = 3 * SEC_NS;
+
+	(void)state;
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + SEC_NS / 2, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + 30 * day, SEC_NS), 1);
+	t0 += 30 * day;
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap - 1000 * SEC_NS, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap + 2 * SEC_NS, SEC_NS), 1);
+}
+
 static void parse_ok(const char *line, const char *formatted)
 {
 	struct xrl_rule_def d, back;
@@ -330,6 +444,9 @@ int main(void)
 		cmocka_unit_test(test_fixed_window_model),
 		cmocka_unit_test(test_sliding_window_bound),
 		cmocka_unit_test(test_sliding_log_model),
+		cmocka_unit_test(test_log_restart_race),
+		cmocka_unit_test(test_log_time_unit),
+		cmocka_unit_test(test_log_wrap),
 		cmocka_unit_test(test_cas_threads),
 		cmocka_unit_test(test_algo_words),
 	};
