@@ -833,9 +833,24 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 			vk = k;								\
 		}									\
 	}										\
-	if (v >= WAYS || __sync_val_compare_and_swap(&ENT(v).key, vk, XRL_KEY_BUSY) != vk) { \
+	if (v >= WAYS || __sync_val_compare_and_swap(&ENT(v).key, vk, xrl_key_busy(want)) != vk) { \
 		gs->insert_failed++;							\
 		return 0;								\
+	}										\
+	/*										\
+	 * Two CPUs inserting one source at once: both claims are full barriers,	\
+	 * so at least one of them sees the other's (or its published entry) here,	\
+	 * and a CPU that sees one yields: its way emptied, its packet dropped as	\
+	 * a failed insert. So a source never gets two entries (each would start	\
+	 * full: an extra burst, or an extra window's count).			\
+	 */										\
+	for (i = 0; i < WAYS; i++) {							\
+		k = ENT(i).key;								\
+		if (i != v && (k == xrl_key_busy(want) || xrl_key_match(k, want))) {	\
+			__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want), 0); \
+			gs->insert_failed++;						\
+			return 0;							\
+		}									\
 	}										\
 	now_ns = xrl_start_ns(r, cfg, now_ns);						\
 	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
@@ -849,7 +864,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 		if (best > (1ull << 62))						\
 			gs->evicted_seen++;						\
 	}										\
-	__sync_val_compare_and_swap(&ENT(v).key, XRL_KEY_BUSY,				\
+	__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want),			\
 				    xrl_key_with_version(want, r->version));		\
 	gs->sources_created++;								\
 	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);				\

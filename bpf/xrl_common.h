@@ -239,7 +239,8 @@ struct xrl_bucket {
  * so its cost does not grow with the number of sources. An entry is its key
  * word and its state in place:
  *
- *   key word: bit 63 valid, bit 62 busy (being written by an insert), bits
+ *   key word: bit 63 valid, bit 62 busy (being written by an insert, which
+ *   keeps the source's rule and address bits: xrl_key_busy), bits
  *   44..61 the rule version the state was computed for (low 18 bits), bits
  *   32..43 the rule id, bits 0..31 the IPv4 address (network order) or, for
  *   IPv6, a 32-bit hash of the address, whose 16 bytes follow the entry's state

@@ -100,6 +100,16 @@ static __always_inline int xrl_key_match(__u64 k, __u64 want)
 }
 
 /*
+ * The key word of a way an insert of the source want has claimed: busy,
+ * with the source's rule and address bits (not valid: no lookup matches
+ * it), so that another CPU inserting the same source sees the claim.
+ */
+static __always_inline __u64 xrl_key_busy(__u64 want)
+{
+	return (want & ~(XRL_KEY_VALID | XRL_KEY_VER_MASK)) | XRL_KEY_BUSY;
+}
+
+/*
  * 1 if d is 0, else 0, computed without a branch. A lookup tests every way
  * of a set this way: a branch on which way matched would be mispredicted
  * half the time, and each misprediction waits for the key words to arrive

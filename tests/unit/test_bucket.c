@@ -1178,6 +1178,14 @@ static void test_table_key_word(void **state)
 	assert_false(xrl_key_match(0, xrl_key_word(0, 0)));
 	assert_false(xrl_key_live(XRL_KEY_BUSY));
 	assert_false(xrl_key_live(v | XRL_KEY_BUSY));
+	/* a claim (xrl_key_busy): busy, never matched nor live nor a victim, and one per source */
+	assert_true(xrl_key_busy(k) & XRL_KEY_BUSY);
+	assert_false(xrl_key_match(xrl_key_busy(k), k));
+	assert_false(xrl_key_live(xrl_key_busy(k)));
+	assert_true(xrl_victim_rank(xrl_key_busy(k), 0, 0) == XRL_RANK_NEVER);
+	assert_true(xrl_key_busy(k) == xrl_key_busy(xrl_key_with_version(k, 7)));
+	assert_true(xrl_key_busy(k) != xrl_key_busy(xrl_key_word(4094, 0xffffffffu)));
+	assert_true(xrl_key_busy(k) != xrl_key_busy(xrl_key_word(4095, 0xfffffffeu)));
 }
 
 static void test_table_way_hit(void **state)
