@@ -341,12 +341,27 @@ xrlt_xdp_mode() {
 
 # ---------------------------------------------------------------- traffic
 
-# Write a trafgen config: one Ethernet/IPv4/UDP frame from SRC_IP.
+# Write a trafgen config: one Ethernet/IPv4/UDP frame from SRC_IP, or an
+# Ethernet/IPv6/UDP frame to XRLT_DST_IP6 (default a documentation address
+# nobody has) when SRC_IP is an IPv6 address.
 # xrlt_trafgen_cfg FILE SRC_IP [SPORT [DPORT [PAYLOAD_BYTES]]]
-# (60-byte frame by default; trafgen fills the IPv4 and UDP checksums and the
+# (60-byte IPv4 frame by default; trafgen fills the checksums and the
 # source MAC of the sending device.)
 xrlt_trafgen_cfg() {
 	local file=$1 src=$2 sport=${3:-40000} dport=${4:-9} plen=${5:-18}
+	case $src in
+	*:*)
+		cat >"$file" <<EOF
+{
+  eth(da=$XRLT_DST_MAC, type=0x86dd),
+  ipv6(sa=$src, da=${XRLT_DST_IP6:-2001:db8:ffff::fe}, hoplimit=64),
+  udp(sport=$sport, dport=$dport),
+  fill(0x78, $plen)
+}
+EOF
+		return
+		;;
+	esac
 	cat >"$file" <<EOF
 {
   eth(da=$XRLT_DST_MAC, type=0x0800),

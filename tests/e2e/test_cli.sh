@@ -238,19 +238,7 @@ send() {
 	local pair=$1 src=$2 count=$3 name=$4 rc=0 ns=$XRLT_NS nsif=$XRLT_NS_IF cfg log
 	cfg=$XRLT_TMP/$name.cfg
 	log=$XRLT_TMP/$name.log
-	case $src in
-	*:*)
-		cat >"$cfg" <<EOF
-{
-  eth(da=$XRLT_DST_MAC, type=0x86dd),
-  ipv6(sa=$src, da=$V6_DST, hoplimit=64),
-  udp(sport=40000, dport=9),
-  fill(0x78, $PAYLOAD)
-}
-EOF
-		;;
-	*) xrlt_trafgen_cfg "$cfg" "$src" 40000 9 "$PAYLOAD" ;;
-	esac
+	XRLT_DST_IP6=$V6_DST xrlt_trafgen_cfg "$cfg" "$src" 40000 9 "$PAYLOAD"
 	if [ "$pair" = b ]; then
 		XRLT_NS=$NS_B
 		XRLT_NS_IF=$NSIF_B

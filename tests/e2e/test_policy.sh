@@ -80,19 +80,7 @@ refuse() {
 # send SRC COUNT NAME: COUNT frames from SRC back to back (bounded: count, 10 s)
 send() {
 	local src=$1 count=$2 name=$3 cfg=$XRLT_TMP/$3.cfg rc=0
-	case $src in
-	*:*)
-		cat >"$cfg" <<EOF
-{
-  eth(da=$XRLT_DST_MAC, type=0x86dd),
-  ipv6(sa=$src, da=$V6_DST, hoplimit=64),
-  udp(sport=40000, dport=9),
-  fill(0x78, $PAYLOAD)
-}
-EOF
-		;;
-	*) xrlt_trafgen_cfg "$cfg" "$src" 40000 9 "$PAYLOAD" ;;
-	esac
+	XRLT_DST_IP6=$V6_DST xrlt_trafgen_cfg "$cfg" "$src" 40000 9 "$PAYLOAD"
 	xrlt_flood_bg "$cfg" "$count" 10 "$XRLT_TMP/$name.log"
 	xrlt_wait "$XRLT_LAST_PID" || rc=$?
 	SENT=$(xrlt_trafgen_sent "$XRLT_TMP/$name.log")

@@ -66,6 +66,36 @@ static int read_live(const struct xrl_maps *m, __u64 now, int nd)
 
 static int block_usage(struct xrl_ctx *ctx, const char *name);
 
+/*
+ * Open the instance (write: the writer lock, as rule changes take it) and
+ * read its rules and live blocks into defs/ids and keys/vals: the exit code,
+ * 0 with the instance open (xrl_instance_end closes it).
+ */
+static int box_read(struct xrl_ctx *ctx, struct xrl_maps *m, bool write, __u64 *now, int *n,
+		    int *nd)
+{
+	int rc = xrl_instance_begin(ctx, m, write);
+
+	if (rc)
+		return rc;
+	*now = xrl_mono_ns();
+	if (xrl_ruleset_read(m, defs, ids, nd) || (*n = read_live(m, *now, *nd)) < 0) {
+		xrl_instance_end(ctx, m);
+		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the penalty box of instance '%s'",
+				 ctx->instance);
+	}
+	return 0;
+}
+
+/* Block i's source and rule as list and del name them (d NULL: its rule is gone). */
+static void box_names(int i, const struct xrl_rule_def *d, char *src, size_t srclen, char *rule,
+		      size_t rulelen)
+{
+	if (d)
+		xrl_rule_format_match(d, rule, rulelen);
+	xrl_source_format(&keys[i], d, src, srclen);
+}
+
 static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_maps m;
@@ -75,14 +105,8 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 
 	if (argc != 1)
 		return block_usage(ctx, argv[0]);
-	if ((rc = xrl_instance_begin(ctx, &m, false)))
+	if ((rc = box_read(ctx, &m, false, &now, &n, &nd)))
 		return rc;
-	now = xrl_mono_ns();
-	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now, nd)) < 0) {
-		xrl_instance_end(ctx, &m);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the penalty box of instance '%s'",
-				 ctx->instance);
-	}
 	arr = json_array();
 	if (!ctx->json)
 		printf("%-40s %-40s %10s %10s\n", "SOURCE", "RULE", "LEFT", "BLOCKED");
@@ -92,9 +116,7 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 		double left = (double)(vals[i].until_ns - now) / 1e9;
 		double ago = (double)(now - vals[i].since_ns) / 1e9;
 
-		if (d)
-			xrl_rule_format_match(d, rule, sizeof(rule));
-		xrl_source_format(&keys[i], d, src, sizeof(src));
+		box_names(i, d, src, sizeof(src), rule, sizeof(rule));
 		if (ctx->json) {
 			json_t *o = json_pack("{s:s,s:s,s:i,s:f,s:f}", "source", src, "rule", rule,
 					      "rule_id", (int)keys[i].rule_id, "left_s", left,
@@ -162,14 +184,8 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 				 "invalid source '%s': expected an address or a source as 'xrl block list' shows it, e.g. 192.0.2.1 or 2001:db8::/64",
 				 argv[1]);
 	/* the pins are written: the writer lock, as rule changes take it */
-	if ((rc = xrl_instance_begin(ctx, &m, true)))
+	if ((rc = box_read(ctx, &m, true, &now, &n, &nd)))
 		return rc;
-	now = xrl_mono_ns();
-	if (xrl_ruleset_read(&m, defs, ids, &nd) || (n = read_live(&m, now, nd)) < 0) {
-		xrl_instance_end(ctx, &m);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the penalty box of instance '%s'",
-				 ctx->instance);
-	}
 	arr = json_array();
 	for (i = 0; i < n; i++) {
 		const struct xrl_rule_def *d = rule_of(keys[i].rule_id, nd);
@@ -190,9 +206,7 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 					 strerror(rc));
 		}
 		released++;
-		if (d)
-			xrl_rule_format_match(d, rule, sizeof(rule));
-		xrl_source_format(&keys[i], d, src, sizeof(src));
+		box_names(i, d, src, sizeof(src), rule, sizeof(rule));
 		if (ctx->json)
 			json_array_append_new(arr, json_pack("{s:s,s:s,s:f}", "source", src, "rule", rule,
 							     "left_s", (double)(vals[i].until_ns - now) / 1e9));

@@ -176,7 +176,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	__u32 sets4 = 0, sets6 = 0;
 	int malformed = p->malformed, err, ifindex, rc = -EIO;
 	bool existed, multiprog = false, given_sources;
-	struct xrl_maps m = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+	struct xrl_maps m;
 	struct xrl_bpf *skel = NULL;
 	struct xdp_program *prog = NULL;
 	struct xrl_iface rec = { 0 };
@@ -186,6 +186,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	__u32 key;
 
 	*r = (struct xrl_attach_result){ 0 };
+	xrl_maps_none(&m);
 	given_sources = max_sources != 0;
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)

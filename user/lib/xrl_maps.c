@@ -48,13 +48,20 @@ int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m)
 	return 0;
 }
 
+void xrl_maps_none(struct xrl_maps *m)
+{
+	int i;
+
+	for (i = 0; xrl_map_names[i]; i++)
+		*map_slot(m, i) = -1;
+}
+
 int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m)
 {
 	char path[512];
 	int i, err;
 
-	for (i = 0; xrl_map_names[i]; i++)
-		*map_slot(m, i) = -1;
+	xrl_maps_none(m);
 	for (i = 0; xrl_map_names[i]; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, xrl_map_names[i]);
 		*map_slot(m, i) = bpf_obj_get(path);

@@ -42,6 +42,8 @@ extern const char *const xrl_map_names[];
 int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m);
 /* 0, or -errno (ENOENT when the instance has no pins). */
 int xrl_maps_open_pinned(const char *dir, struct xrl_maps *m);
+/* Every map fd -1 (none open), as xrl_maps_close expects of maps not opened. */
+void xrl_maps_none(struct xrl_maps *m);
 void xrl_maps_close(struct xrl_maps *m);
 /*
  * Do the pinned maps have the layout this build's program has (type, key
