@@ -640,7 +640,7 @@ struct xrl_dargs {
 	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
 	__u64 len;
 	__u64 now_ns;
-	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others) */
+	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others, xrl_log_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
 	__u32 way;        /* XRL_INSERT_DECIDE: the way inserted */
@@ -712,7 +712,8 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		}
 		if ((r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
 			return 0;
-		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, now_ns, r->win_ns);
+		got = xrl_log_take_fleet(&b->tat, lg->slot, &e->key, k, r->win_limit,
+					 (__u32)d->floor_ns, now_ns, r->win_ns);
 	} else {
 		/* the cap after the source's own window said yes, as for the token bucket */
 		if ((r->flags & XRL_F_TOTAL) &&
@@ -1033,6 +1034,8 @@ static __noinline __u64 xrl_fleet_window_others(const struct xrl_rule *r,
 	f = bpf_map_lookup_elem(&xrl_fleet_floor, key);
 	if (!f)
 		return 0;
+	if (r->algo == XRL_ALGO_SLIDING_LOG)   /* the others' admissions in the log's window */
+		return xrl_log_others(now_ns, f->log_leave_ns, f->log_others, f->log_after);
 	return xrl_win_others(xrl_win_index(now_ns, cfg->rt_off_ns, r->win_ns), f->win_idx,
 			      f->win_others, f->win_others_prev);
 }

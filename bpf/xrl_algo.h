@@ -289,15 +289,23 @@ static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 no
  * the race XRL_ALGO_TRIES times or the entry at keyp changed hands. The
  * slot is claimed by compare-and-swap, then the word advanced (by this
  * CPU or any that sees the claim), so two CPUs never take one slot.
+ *
+ * others (--global): the other hosts' admissions still inside the window
+ * (xrl_fleet_floor's log counts); 0 for a local rule. The packet is then
+ * admitted iff fewer than limit - others of this host's own are inside
+ * it: admission h - (limit - others), in slot (h + others) mod limit, is
+ * a window old too. That only refuses more: the argument above (never
+ * more than limit of this host's own) is untouched.
  */
-static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *keyp, __u64 key,
-					__u32 limit, __u64 now_ns, __u64 win_ns)
+static __always_inline int xrl_log_take_fleet(__u64 *wp, __u64 *ring, const __u64 *keyp,
+					      __u64 key, __u32 limit, __u32 others,
+					      __u64 now_ns, __u64 win_ns)
 {
 	__u64 w, s, h, nonce;
 	__u32 idx;
 	int i, st;
 
-	if (!limit || limit > XRL_LOG_MAX)
+	if (!limit || limit > XRL_LOG_MAX || others >= limit)
 		return 0;
 	for (i = 0; i < XRL_ALGO_TRIES; i++) {
 		w = *(volatile __u64 *)wp;
@@ -308,6 +316,13 @@ static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *key
 		st = xrl_log_state(s, nonce, h, now_ns, win_ns);
 		if (st == XRL_LOG_BUSY)
 			return 0;
+		if (others && st == XRL_LOG_FREE) {
+			__u32 o = (__u32)((h + others) % limit) & (XRL_LOG_MAX - 1);
+
+			if (xrl_log_state(*(volatile __u64 *)&ring[o], nonce, h, now_ns, win_ns) !=
+			    XRL_LOG_FREE)
+				return 0;
+		}
 		if (keyp && *(volatile const __u64 *)keyp != key)
 			return -1;
 		if (st == XRL_LOG_HELP) {
@@ -320,6 +335,24 @@ static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *key
 		return 1;
 	}
 	return -1;
+}
+
+/* A local sliding log: xrl_log_take_fleet with no other hosts. */
+static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *keyp, __u64 key,
+					__u32 limit, __u64 now_ns, __u64 win_ns)
+{
+	return xrl_log_take_fleet(wp, ring, keyp, key, limit, 0, now_ns, win_ns);
+}
+
+/*
+ * The other hosts' admissions still in a global sliding log's window at
+ * now_ns, from the daemon's last answer: others until the oldest of them
+ * leaves the window (leave_ns), after from then on.
+ */
+static __always_inline __u32 xrl_log_others(__u64 now_ns, __u64 leave_ns, __u32 others,
+					     __u32 after)
+{
+	return now_ns < leave_ns ? others : after;
 }
 
 #endif /* XRL_ALGO_H */

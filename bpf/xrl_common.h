@@ -561,6 +561,15 @@ struct xrl_fleet_floor {
 	__u32 win_others_prev;
 	__u64 win_own;
 	__u64 win_own_prev;
+	/*
+	 * --algo sliding-log --global: the other hosts' admissions still in the
+	 * window (Redis' sorted set of round reports) as the daemon last had them,
+	 * until log_leave_ns (CLOCK_MONOTONIC) when the oldest of them leaves it;
+	 * log_after from then on.
+	 */
+	__u64 log_leave_ns;
+	__u32 log_others;
+	__u32 log_after;
 };
 
 #endif /* XRL_COMMON_H */

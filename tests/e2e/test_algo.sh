@@ -176,4 +176,49 @@ ttl=$(fleet_redis_cli pttl "$(echo "$wkeys" | head -1)")
 check "a window counter expires (PEXPIRE: two windows and a second at most; $ttl ms left)" "${ttl:--1} > 0 && ${ttl:--1} <= 121000"
 for i in 1 2; do fleet_daemon_stop "$i"; done
 
+# The same two hosts and Redis, --algo sliding-log (issue 15's fleet-wide
+# log): per host each keeps its own exact log (10 of its 15, 20 in all);
+# with --global Redis keeps a sorted set of the hosts' round reports per
+# source and each host adds the other's admissions still in the window to
+# its own log: 10 of 30. The log slides: no UTC minute to stay inside.
+fleet_log_case() {
+	local i k t0 t1 n_log g_log seen key nkeys card ttl
+	FLEET_RULES=$XRLT_TMP/fleet_log.rules
+	printf '%s\n' "198.18.202.10/32 --rate 10/m --algo sliding-log" \
+		"198.18.202.20/32 --rate 10/m --algo sliding-log --global" >"$FLEET_RULES"
+	for i in 1 2; do fleet_daemon_start "$i"; done
+	sleep 1
+	for i in 1 2; do
+		[ "$(grep -c "connected" "$XRLT_TMP/daemon$i.log")" -ge 2 ] ||
+			bad "host $i: daemon did not connect again: $(tail -3 "$XRLT_TMP/daemon$i.log")"
+	done
+	fleet_cfg "$XRLT_TMP/log.cfg" 198.18.202.10 198.18.202.20
+	t0=$(fleet_now)
+	for k in $(seq 0 29); do
+		fleet_sleep_until "$t0" "$(xrlt_calc "$k * 0.4")"
+		fleet_send_once $((1 + k % 2)) "$XRLT_TMP/log.cfg" 2
+	done
+	t1=$(fleet_now)
+	sleep 0.3
+	n_log=$(fleet_passed_sum 198.18.202.10/32 1 2)
+	g_log=$(fleet_passed_sum 198.18.202.20/32 1 2)
+	seen=$("$XRL" --instance "$(fleet_inst 2)" --json stats |
+		jq -r '.rules[] | select(.prefix == "198.18.202.20/32") | .passed + .dropped')
+	printf '        in %.1f s: sliding-log 10/m per host %d of 30 passed; --global %d\n' \
+		"$(xrlt_calc "$t1 - $t0")" "$n_log" "$g_log"
+	check "host 2 saw its 15 requests of the global log ($seen)" "${seen:-0} == 15"
+	check "per-host sliding-log 10/m on each of 2 hosts lets 20 of 30 through ($n_log)" "$n_log == 20"
+	check "--global sliding-log 10/m lets 10 of 30 through, at most one more (a round's lag) ($g_log)" "$g_log >= 10 && $g_log <= 11"
+	key=$(fleet_redis_cli --scan --pattern 'xrl:*:l')
+	nkeys=$(echo "$key" | grep -c .)
+	check "Redis holds one log per global sliding-log source ($nkeys keys)" "$nkeys == 1"
+	card=$(fleet_redis_cli zcard "$(echo "$key" | head -1)")
+	check "the log holds a report per host round with admissions, not one per packet ($card members, $g_log admissions)" "${card:-99} >= 1 && ${card:-99} <= $g_log"
+	ttl=$(fleet_redis_cli pttl "$(echo "$key" | head -1)")
+	check "the log expires (a window and a second at most; $ttl ms left)" "${ttl:--1} > 0 && ${ttl:--1} <= 61000"
+	for i in 1 2; do fleet_daemon_stop "$i"; done
+}
+section "the two servers with --algo sliding-log: 20 of 30 per host, 10 of 30 with --global"
+fleet_log_case
+
 xrlt_finish

@@ -550,7 +550,7 @@ refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo fixed-window --algo
 refuse 2 "--algo" "$A" rule add 10.2.0.0/16 --rate 10 --algo Fixed-Window
 refuse 2 "--burst|token-bucket|per window" "$A" rule add 10.2.0.0/16 --rate 10 --algo fixed-window --burst 20
 refuse 2 "--bytes|token bucket" "$A" rule add 10.2.0.0/16 --rate 10 --algo sliding-window --bytes 1M
-refuse 2 "--global|sliding-log|sliding-window" "$A" rule add 10.2.0.0/16 --rate 10 --algo sliding-log --global
+refuse 2 "sliding-log|64|sliding-window" "$A" rule add 10.2.0.0/16 --rate 65/m --algo sliding-log --global
 refuse 2 "sliding-log|64|sliding-window" "$A" rule add 10.2.0.0/16 --rate 65/s --algo sliding-log
 refuse 2 "sliding-window|1048575" "$A" rule add 10.2.0.0/16 --rate 2000000/h --algo sliding-window
 refuse 2 "--deny|--algo" "$A" rule add 10.2.0.0/16 --deny --algo fixed-window

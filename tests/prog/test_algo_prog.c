@@ -360,6 +360,49 @@ static void test_algo_global_counts(void **state)
 	assert_int_equal(burst_at(t + 3100 * MS_NS, &a, 12), 10);
 }
 
+/*
+ * --global sliding log: the other hosts' admissions in the window (the
+ * daemon's log counts in xrl_fleet_floor, from Redis' log of round reports)
+ * add to the source's own exact log: with 7 admitted elsewhere, a 10/s log
+ * admits 3 here; once the oldest of the others' reports has left the window
+ * (log_leave_ns) 2 remain and 5 more pass; when this host's own first 3
+ * have left too, 3 more; expired, the floor counts for nothing (the plain
+ * local log).
+ */
+static void test_algo_global_log(void **state)
+{
+	static const char *const r[] = {
+		"100.68.0.0/24 --rate 10/s --algo sliding-log --global",
+		NULL,
+	};
+	const struct xrl_pkt_spec a = { .family = 4, .src = "100.68.0.1" };
+	struct xrl_bucket_key ka = { .family = 4 };
+	__u64 t = 12000 * SEC_NS;
+	struct xrl_fleet_floor f = { .until_ns = t + 10 * SEC_NS, .win_idx = 12000,
+				     .log_others = 7, .log_after = 2,
+				     .log_leave_ns = t + 500 * MS_NS };
+
+	(void)state;
+	rules(r);
+	ka.rule_id = (__u32)xrl_tl_rule_id(&tl, "100.68.0.0/24");
+	inet_pton(AF_INET, "100.68.0.1", &ka.addr[0]);
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 100 * MS_NS, &a, 10), 3);
+	assert_int_equal(burst_at(t + 499 * MS_NS, &a, 10), 0);
+	assert_int_equal(burst_at(t + 600 * MS_NS, &a, 10), 5);
+	assert_int_equal(burst_at(t + 1099 * MS_NS, &a, 10), 0);
+	assert_int_equal(burst_at(t + 1100 * MS_NS, &a, 10), 3);
+	/* 10 or more elsewhere: nothing here */
+	f.log_leave_ns = 0;
+	f.log_after = 10;
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 1700 * MS_NS, &a, 10), 0);
+	/* expired: the local log alone (own in the window: the 3 of 1.1 s) */
+	f.until_ns = t;
+	assert_int_equal(bpf_map_update_elem(tl.maps.fleet_floor, &ka, &f, BPF_ANY), 0);
+	assert_int_equal(burst_at(t + 1800 * MS_NS, &a, 10), 7);
+}
+
 /* /metrics: a window rule's series carry algo= after their labels; a token bucket's stay as they were. */
 static void test_algo_metrics_label(void **state)
 {
@@ -406,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_algo_total),
 		cmocka_unit_test(test_algo_metrics_label),
 		cmocka_unit_test(test_algo_global_counts),
+		cmocka_unit_test(test_algo_global_log),
 	};
 
 	return cmocka_run_group_tests_name("xrl --algo through the program", tests, setup, teardown);

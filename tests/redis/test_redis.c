@@ -544,6 +544,7 @@ static void test_script_layout(void **state)
 	check_layout(xrl_script_source[XRL_SCRIPT_GCRA], "gcra", XRL_GCRA_FIXED);
 	check_layout(xrl_script_source[XRL_SCRIPT_HOSTS], "hosts", XRL_HOSTS_FIXED);
 	check_layout(xrl_script_source[XRL_SCRIPT_WINDOW], "window", XRL_WINDOW_FIXED);
+	check_layout(xrl_script_source[XRL_SCRIPT_LOG], "log", XRL_SLOG_FIXED);
 }
 
 /* One window call of the sources keys[] adding n[]: its answers (asserted complete). */
@@ -612,6 +613,105 @@ static void test_window_counters(void **state)
 	assert_true(x[0].idx > z[0].idx);
 	assert_true(x[0].cur == 0);
 	assert_true(x[0].prev == (x[0].idx == z[0].idx + 1 ? 4 : 0));
+	redisFree(c);
+	xrl_redis_close(&r);
+}
+
+/* One log call by host of the sources keys[] adding n[]: its answers (asserted complete). */
+static void log_call(struct xrl_redis *r, const char *host, const char *win_us, const char *cap,
+		     const char *const *keys, const char *const *n, int cnt,
+		     struct xrl_slog_answer *ans)
+{
+	const char *argv[16], *fixed[XRL_SLOG_FIXED];
+	struct xrl_redis_call c = { 0 };
+	char err[256];
+
+	fixed[XRL_SLOG_HOST] = host;
+	fixed[XRL_SLOG_WIN_US] = win_us;
+	fixed[XRL_SLOG_CAP] = cap;
+	xrl_slog_build(&c, argv, fixed, keys, n, cnt);
+	assert_int_equal(c.argc, xrl_slog_argc(cnt));
+	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
+	if (c.reply->type == REDIS_REPLY_ERROR)
+		fail_msg("log.lua: %s", c.reply->str);
+	assert_int_equal(xrl_slog_decode(c.reply, cnt, ans), 0);
+	xrl_redis_calls_free(&c, 1);
+}
+
+static long long raw_int(redisContext *c, const char *fmt, const char *key)
+{
+	redisReply *rep = redisCommand(c, fmt, key);
+	long long v;
+
+	assert_non_null(rep);
+	assert_int_equal(rep->type, REDIS_REPLY_INTEGER);
+	v = rep->integer;
+	freeReplyObject(rep);
+	return v;
+}
+
+/*
+ * --algo sliding-log with --global: each host's round report goes into the
+ * source's sorted set BASE:l (member N:T:HOST, score Redis' T), and each
+ * host gets back the others' admissions still in the window (never its
+ * own), when the oldest of them leaves it and what is left then; a second
+ * source in the call is apart; reports leave the set once a window old;
+ * the set is bounded (the oldest go first) and expires a window and a
+ * second after its last report.
+ */
+static void test_log_reports(void **state)
+{
+	const char *keys[2] = { "xrl:{tl:198.18.0.1}", "xrl:{tl:198.18.0.2}" };
+	const char *a[2] = { "3", "0" }, *b[2] = { "4", "1" }, *none[2] = { "0", "0" };
+	const char *one[1] = { "1" }, *two[1] = { "2" }, *zero[1] = { "0" };
+	const char *k3[1] = { "xrl:{tl:198.18.0.3}" }, *k4[1] = { "xrl:{tl:198.18.0.4}" };
+	struct xrl_slog_answer x[2], y[2], z[2];
+	struct xrl_redis r;
+	redisContext *c = raw();
+	redisReply *rep;
+	long long ttl;
+
+	(void)state;
+	connect_client(&r);
+	/* a 10-s window: host a reports 3, host b 4 (and 1 of the second source) */
+	log_call(&r, "a", "10000000", "4096", keys, a, 2, x);
+	log_call(&r, "b", "10000000", "4096", keys, b, 2, y);
+	log_call(&r, "a", "10000000", "4096", keys, none, 2, z);
+	assert_true(x[0].others == 0 && x[0].leave_us == 0 && x[0].after == 0);
+	assert_true(y[0].others == 3 && y[0].after == 0);   /* a's 3, not b's own 4 */
+	assert_true(y[0].leave_us > 9000000 && y[0].leave_us <= 10000000);
+	assert_true(y[1].others == 0);
+	assert_true(z[0].others == 4 && z[1].others == 1);   /* a sees b's */
+	rep = redisCommand(c, "ZRANGE %s:l 0 -1 WITHSCORES", keys[0]);
+	assert_int_equal(rep->type, REDIS_REPLY_ARRAY);
+	assert_int_equal(rep->elements, 4);   /* one member per report (a read adds none) */
+	assert_true(strncmp(rep->element[0]->str, "3:", 2) == 0);
+	assert_non_null(strstr(rep->element[0]->str, rep->element[1]->str));   /* N:T:HOST, scored T */
+	assert_true(strcmp(rep->element[0]->str + strlen(rep->element[0]->str) - 2, ":a") == 0);
+	freeReplyObject(rep);
+	ttl = raw_int(c, "PTTL %s:l", keys[0]);
+	assert_true(ttl > 10000 && ttl <= 11000);   /* a window and a second */
+	assert_int_equal(raw_int(c, "EXISTS %s", keys[0]), 0);   /* only the set, in the source's slot */
+
+	/* a 50-ms window: a's 1, then 20 ms later its 2; b sees 3, then 2 once the first has left */
+	log_call(&r, "a", "50000", "4096", k3, one, 1, x);
+	usleep(20000);
+	log_call(&r, "a", "50000", "4096", k3, two, 1, x);
+	log_call(&r, "b", "50000", "4096", k3, zero, 1, y);
+	assert_true(y[0].others == 3 && y[0].after == 2);
+	assert_true(y[0].leave_us > 0 && y[0].leave_us <= 30000);   /* the first is 20 ms+ old */
+	usleep(60000);
+	log_call(&r, "b", "50000", "4096", k3, zero, 1, y);
+	assert_true(y[0].others == 0 && y[0].leave_us == 0);
+	assert_int_equal(raw_int(c, "EXISTS %s:l", k3[0]), 0);   /* trimmed to the window: gone */
+
+	/* bounded to 2 members: the oldest of three reports goes */
+	log_call(&r, "a", "10000000", "2", k4, one, 1, x);
+	log_call(&r, "b", "10000000", "2", k4, two, 1, x);
+	log_call(&r, "c", "10000000", "2", k4, two, 1, x);
+	assert_int_equal(raw_int(c, "ZCARD %s:l", k4[0]), 2);
+	log_call(&r, "d", "10000000", "2", k4, zero, 1, y);
+	assert_true(y[0].others == 4);
 	redisFree(c);
 	xrl_redis_close(&r);
 }
@@ -778,6 +878,7 @@ int main(void)
 		cmocka_unit_test(test_since_per_source),
 		cmocka_unit_test(test_script_layout),
 		cmocka_unit_test(test_window_counters),
+		cmocka_unit_test(test_log_reports),
 		cmocka_unit_test(test_wrong_argc_refused),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};

@@ -427,7 +427,9 @@ static void test_algo_words(void **state)
 	parse_refused("10.0.0.0/8 --rate 10/s --algo fixed-window --burst 5",
 		      "--burst is a token-bucket setting");
 	parse_refused("10.0.0.0/8 --rate 10/s --algo sliding-log --bytes 1M", "--bytes is a token bucket");
-	parse_refused("10.0.0.0/8 --rate 10/s --algo sliding-log --global", "sliding-window");
+	parse_ok("10.0.0.0/8 --rate 10/s --algo sliding-log --global",
+		 "10.0.0.0/8 --rate 10/s --algo sliding-log --per 32 --global");
+	parse_refused("10.0.0.0/8 --rate 65/s --algo sliding-log --global", "at most 64");
 	parse_ok("10.0.0.0/8 --rate 10/s --algo sliding-window --global",
 		 "10.0.0.0/8 --rate 10/s --algo sliding-window --per 32 --global");
 	parse_refused("10.0.0.0/8 --rate 65/s --algo sliding-log", "at most 64");

@@ -108,6 +108,38 @@ static void window_floor(const struct xrl_fleet *f, const struct xrl_fleet_push 
 			       (prev - own_prev > 0xffffffffull ? 0xffffffffu : (__u32)(prev - own_prev)) : 0;
 }
 
+/*
+ * A global sliding log's entry (--algo sliding-log): the other hosts'
+ * admissions still in the window as Redis' log of round reports said, and
+ * from when the oldest of them has left it, the rest (this host's own are
+ * in its data path's ring, exact). Live for three rounds, as a window's;
+ * Redis not answering: the last counts until they expire.
+ */
+static void log_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p, __u64 now,
+		      struct xrl_fleet_floor *out)
+{
+	const struct xrl_fleet_floor *o = p->old && p->old->v.born_ns == f->used[p->used].born_ns ?
+					  &p->old->v : NULL;
+
+	if (!f->answering || isnan(p->log_after)) {
+		if (o) {
+			out->until_ns = o->until_ns;
+			out->win_idx = o->win_idx;
+			out->log_others = o->log_others;
+			out->log_after = o->log_after;
+			out->log_leave_ns = o->log_leave_ns;
+		}
+		return;
+	}
+	out->until_ns = now + 3 * f->interval_ns;
+	out->win_idx = (__u64)p->win_idx;
+	out->log_others = p->log_others > 0xffffffffu ? 0xffffffffu : (__u32)p->log_others;
+	out->log_after = p->log_after > 0xffffffffu ? 0xffffffffu :
+			 p->log_after > 0 ? (__u32)p->log_after : 0;
+	/* now is after Redis' TIME of the answer: the count drops no earlier than it should */
+	out->log_leave_ns = p->log_leave_us > 0 ? now + (__u64)(p->log_leave_us * 1e3) : 0;
+}
+
 static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p, __u64 t0,
 		      __u64 now, struct xrl_fleet_floor *out)
 {
@@ -116,6 +148,11 @@ static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p,
 	__u64 since = t0 - p->since_ns;
 	double share;
 
+	if (rs->algo == XRL_ALGO_SLIDING_LOG) {
+		memset(out, 0, sizeof(*out));
+		log_floor(f, p, now, out);
+		return;
+	}
 	if (rs->algo != XRL_ALGO_TOKEN_BUCKET) {
 		memset(out, 0, sizeof(*out));
 		window_floor(f, p, now, out);

@@ -32,7 +32,18 @@ struct xrl_fleet_push {
 	__u32 live;               /* hosts that reported demand for it lately */
 	/* --algo windows: Redis' answer (win_cur NAN: none) */
 	double win_idx, win_cur, win_prev;
+	/* --algo sliding-log: the others' admissions in the window, µs until the oldest leaves, after */
+	double log_others, log_leave_us, log_after;
 };
+
+/*
+ * Members of a global sliding log's Redis set per source at most (log.lua):
+ * every member reports at least one admission inside the window, and a
+ * window admits 64 per host at most (XRL_LOG_MAX) even before the others'
+ * counts arrive, so 64 hosts reach it. Past it the oldest go first (the
+ * fleet's count reads short: the bound then grows by what they carried).
+ */
+#define XRL_FLEET_LOG_CAP "4096"
 
 /*
  * A host paces itself at its share of the rate times this: shares are

@@ -58,6 +58,7 @@ static bool choose_one(struct xrl_fleet *f, int i, __u64 t0, __u64 elapsed, int 
 	p->old = fe;
 	p->debt_us = NAN;
 	p->win_idx = p->win_cur = p->win_prev = NAN;
+	p->log_others = p->log_leave_us = p->log_after = NAN;
 	if (rs->algo != XRL_ALGO_TOKEN_BUCKET)
 		p->demand = -1;   /* window counters carry no demand: there are no shares */
 	return true;

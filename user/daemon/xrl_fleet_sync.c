@@ -150,8 +150,13 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 		};
 
 		if (rs->algo != XRL_ALGO_TOKEN_BUCKET) {
-			/* --algo: the window counters of window.lua */
+			/* --algo: the window counters of window.lua, or a sliding log's log.lua */
 			const char *keys[XRL_FLEET_BATCH], *counts[XRL_FLEET_BATCH];
+			const char *slog[XRL_SLOG_FIXED] = {
+				[XRL_SLOG_HOST] = f->host_id,
+				[XRL_SLOG_WIN_US] = rs->win_us,
+				[XRL_SLOG_CAP] = XRL_FLEET_LOG_CAP,
+			};
 
 			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
 			     n++) {
@@ -159,7 +164,10 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 				keys[n] = f->sources[i + n].key;
 				counts[n] = f->sources[i + n].n;
 			}
-			xrl_window_build(c, &f->argpool[s->pool], rs->win_us, keys, counts, n);
+			if (rs->algo == XRL_ALGO_SLIDING_LOG)
+				xrl_slog_build(c, &f->argpool[s->pool], slog, keys, counts, n);
+			else
+				xrl_window_build(c, &f->argpool[s->pool], rs->win_us, keys, counts, n);
 		} else {
 			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
 			     n++)
@@ -224,13 +232,37 @@ static void take_window(struct xrl_fleet *f, int call, const redisReply *rep)
 	}
 }
 
+/* A log call's answers into its pushes (--algo sliding-log): the others' admissions in the window. */
+static void take_log(struct xrl_fleet *f, int call, const redisReply *rep)
+{
+	struct xrl_slog_answer ans[XRL_FLEET_BATCH];
+	int first = f->call_entry[call], n = f->call_sources[call], j;
+
+	xrl_slog_decode(rep, n, ans);
+	for (j = 0; j < n; j++) {
+		struct xrl_fleet_push *p = &f->pushes[first + j];
+
+		if (isnan(ans[j].after))
+			break;
+		p->win_idx = ans[j].idx;
+		p->log_others = ans[j].others;
+		p->log_leave_us = ans[j].leave_us;
+		p->log_after = ans[j].after;
+	}
+}
+
 /* A gcra call's answers into its pushes: debts, and shares where the demand went along. */
 static void take_gcra(struct xrl_fleet *f, int call, const redisReply *rep)
 {
 	struct xrl_gcra_answer ans[XRL_FLEET_BATCH];
 	int first = f->call_entry[call], n = f->call_sources[call], j;
+	__u8 algo = f->rules[f->pushes[first].rule].algo;
 
-	if (f->rules[f->pushes[first].rule].algo != XRL_ALGO_TOKEN_BUCKET) {
+	if (algo == XRL_ALGO_SLIDING_LOG) {
+		take_log(f, call, rep);
+		return;
+	}
+	if (algo != XRL_ALGO_TOKEN_BUCKET) {
 		take_window(f, call, rep);
 		return;
 	}

@@ -106,6 +106,48 @@ int xrl_window_decode(const struct redisReply *rep, int n, struct xrl_window_ans
 	return 0;
 }
 
+void xrl_slog_build(struct xrl_redis_call *c, const char **argv,
+		    const char *const fixed[XRL_SLOG_FIXED], const char *const *keys,
+		    const char *const *n_text, int n)
+{
+	int j;
+
+	for (j = 0; j < n; j++) {
+		argv[j] = keys[j];
+		argv[n + XRL_SLOG_FIXED + j] = n_text[j];
+	}
+	for (j = 0; j < XRL_SLOG_FIXED; j++)
+		argv[n + j] = fixed[j];
+	c->script = XRL_SCRIPT_LOG;
+	c->nkeys = n;
+	c->argc = xrl_slog_argc(n);
+	c->argv = argv;
+}
+
+int xrl_slog_decode(const struct redisReply *rep, int n, struct xrl_slog_answer *out)
+{
+	double idx;
+	int j;
+
+	for (j = 0; j < n; j++)
+		out[j].idx = out[j].others = out[j].leave_us = out[j].after = NAN;
+	if (xrl_redis_reply_num(rep, 0, &idx))
+		return -1;
+	for (j = 0; j < n; j++) {
+		double o, l, a;
+
+		if (xrl_redis_reply_num(rep, 1 + 3 * (size_t)j, &o) ||
+		    xrl_redis_reply_num(rep, 2 + 3 * (size_t)j, &l) ||
+		    xrl_redis_reply_num(rep, 3 + 3 * (size_t)j, &a))
+			return -1;
+		out[j].idx = idx;
+		out[j].others = o;
+		out[j].leave_us = l;
+		out[j].after = a;
+	}
+	return 0;
+}
+
 void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *key,
 		     const char *const fixed[XRL_HOSTS_FIXED])
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The one definition of the Lua scripts' argument layout (user/daemon/lua/ (gcra.lua, hosts.lua)
+ * The one definition of the Lua scripts' argument layout (user/daemon/lua/ (gcra.lua, hosts.lua, window.lua, log.lua)
  * read their ARGV by these positions), with the builder of each call and
  * the decoder of its reply, shared by the daemon and test_redis.
  */
@@ -109,5 +109,37 @@ void xrl_window_build(struct xrl_redis_call *c, const char **argv, const char *w
 		      const char *const *keys, const char *const *n_text, int n);
 /* Its answers; 0 when all were there, -1 otherwise (those missing NAN). */
 int xrl_window_decode(const struct redisReply *rep, int n, struct xrl_window_answer *out);
+
+/*
+ * log.lua (--algo sliding-log with --global). KEYS: one base key per
+ * source. ARGV: these fixed figures, then one per source (its admissions
+ * since the last report). Reply: Redis' window index, then per source the
+ * other hosts' admissions in the window, the µs until the oldest of their
+ * reports leaves it (0: none) and their admissions after that.
+ */
+enum xrl_slog_arg {
+	XRL_SLOG_HOST = 0,      /* this host's id: its own reports are not the others' */
+	XRL_SLOG_WIN_US,        /* the window's length, µs */
+	XRL_SLOG_CAP,           /* members kept per source at most */
+	XRL_SLOG_FIXED,
+};
+static inline int xrl_slog_argc(int n)
+{
+	return n + XRL_SLOG_FIXED + n;
+}
+
+struct xrl_slog_answer {
+	double idx;             /* Redis' window (the same for every source) */
+	double others;          /* the other hosts' admissions inside the window */
+	double leave_us;        /* until the oldest of them leaves it (0: none) */
+	double after;           /* the others' admissions from then on */
+};
+
+/* A log call of n sources (keys[j], n_text[j]) into argv (xrl_slog_argc() slots). */
+void xrl_slog_build(struct xrl_redis_call *c, const char **argv,
+		    const char *const fixed[XRL_SLOG_FIXED], const char *const *keys,
+		    const char *const *n_text, int n);
+/* Its answers; 0 when all were there, -1 otherwise (those missing NAN). */
+int xrl_slog_decode(const struct redisReply *rep, int n, struct xrl_slog_answer *out);
 
 #endif /* XRL_SCRIPT_ARGS_H */

@@ -19,4 +19,10 @@ xrl_lua_window:
 	.incbin "user/daemon/lua/window.lua"
 	.byte 0
 	.size xrl_lua_window, . - xrl_lua_window
+	.globl xrl_lua_log
+	.type xrl_lua_log, @object
+xrl_lua_log:
+	.incbin "user/daemon/lua/log.lua"
+	.byte 0
+	.size xrl_lua_log, . - xrl_lua_log
 	.section .note.GNU-stack, "", @progbits

@@ -405,8 +405,6 @@ static int algo_check(const struct xrl_rule_def *d, xrl_opt_seen seen, char *err
 	if (GIVEN(RO_BYTES) || GIVEN(RO_BYTES_BURST))
 		return xrl_fail(err, errlen, "--bytes is a token bucket: --algo %s counts packets only; drop --bytes or use --algo token-bucket",
 			    a);
-	if (GIVEN(RO_GLOBAL) && d->algo == XRL_ALGO_SLIDING_LOG)
-		return xrl_fail(err, errlen, "--global with --algo sliding-log would keep a fleet-wide log entry per packet: use --algo sliding-window (or fixed-window) with --global");
 	if (d->algo == XRL_ALGO_SLIDING_LOG && d->rate > max)
 		return xrl_fail(err, errlen, "--algo sliding-log keeps at most %llu packets per source in its log (the bound of XRL_LOG_MAX): --rate %llu per %s is above it; use --algo sliding-window for larger limits",
 			    (unsigned long long)max, (unsigned long long)d->rate, w);
