@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Fleet-wide (--global) rules measured: over- and under-admission for sync
-# intervals of 10, 100 and 1000 ms with 2 and 3 hosts, and the daemon's
-# round with 1,000 to 10,000 sources over budget (round time, Redis
-# commands per round).
+# intervals of 10, 100 and 1000 ms with 2 and 3 hosts, for the token bucket
+# and for each window algorithm (--algo fixed-window, sliding-window,
+# sliding-log: the fleet's most admissions in a window against the limit
+# and its stated bound), and the daemon's round with 1,000 to 10,000
+# sources over budget (round time, Redis commands per round).
 # Hosts are xrl instances on veth pairs with their own daemons, one
 # redis-server on a loopback port (tests/e2e/fleet_lib.sh). Not a test:
 # figures are printed, never asserted. Cleans up everything, even when
 # interrupted.
 #
-#   bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]
+#   bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo] [--markdown FILE]
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 . "$REPO/tests/e2e/lib.sh"
@@ -19,14 +21,18 @@ RUNS=3
 SECS=10
 MD=
 ROUND_ONLY=0
+ALGO=1
+ALGO_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--round-only) ROUND_ONLY=1; shift ;;
+	--round-only) ROUND_ONLY=1; ALGO=0; shift ;;
+	--algo-only) ALGO_ONLY=1; shift ;;
+	--no-algo) ALGO=0; shift ;;
 	--quick) RUNS=1; SECS=5; shift ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--secs) SECS=$2; shift 2 ;;
 	--markdown) MD=$2; shift 2 ;;
-	*) echo "usage: bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--markdown FILE]" >&2; exit 2 ;;
+	*) echo "usage: bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo] [--markdown FILE]" >&2; exit 2 ;;
 	esac
 done
 
@@ -36,15 +42,26 @@ FLOOD_GAP=500us           # ~1700 packets/s per host: >= 17x the fleet's rate
 FLEET_PORT=$((24000 + $$ % 8000))
 FLEET_RULES=
 FLEET_INTERVAL=100
+# --algo: each window algorithm N per 1-s window (sliding-log keeps 64 at
+# most), its source sent ~200 frames/s on every host (three sources in
+# turn, a frame every 1667 µs), for ALGO_SECS + 0.5 s from 0.3 s past a
+# UTC second
+ALGO_N=50
+ALGO_GAP=1667us
+ALGO_SECS=5
+ALGO_MPORT=$((FLEET_PORT + 1000))
 
 xrlt_require_root
-xrlt_require_cmd trafgen redis-server redis-cli jq
+xrlt_require_cmd trafgen redis-server redis-cli jq netsniff-ng perl
 xrlt_require_bpf
 xrlt_init
 FLEET_RULES=$XRLT_TMP/rules
 cat >"$FLEET_RULES" <<EOF
 198.18.0.0/16 --rate $RATE/s --burst $BURST --global
 198.19.0.0/16 --rate $RATE/s --burst $BURST --global
+198.20.0.0/16 --rate $ALGO_N/s --algo fixed-window --global
+198.21.0.0/16 --rate $ALGO_N/s --algo sliding-window --global
+198.22.0.0/16 --rate $ALGO_N/s --algo sliding-log --global
 EOF
 fleet_redis_start
 for i in 1 2 3; do fleet_host_create "$i"; done
@@ -96,7 +113,7 @@ printf '== fleet: rate %d/s burst %d, floods of %s s at ~1700/s per host, a poli
 rows=()
 idx=0
 for iv in 10 100 1000; do
-	[ $ROUND_ONLY = 1 ] && break
+	[ $ROUND_ONLY = 1 ] || [ $ALGO_ONLY = 1 ] && break
 	restart_daemons "$iv"
 	idx=$((idx + 1))
 	for n in 2 3; do
@@ -116,7 +133,185 @@ for iv in 10 100 1000; do
 	done
 done
 
+# ---------------------------------------------------------------- --algo
+# Each window algorithm over the fleet: one source per algorithm sent to
+# every host at ~200 frames/s for ALGO_SECS + 0.5 s; what passed is
+# captured on each host's root end (after XDP, CLOCK_REALTIME) and merged.
+# Per source: the most the fleet admitted in one UTC window (fixed and
+# sliding window: a window's own count is what they limit) or in any 1-s
+# span (sliding log), against N, and the bound
+# (n - 1) x (min(N, a x 2I) + 1) (a: a host's offered rate of the source,
+# I the sync interval; docs/DESIGN.md, "Fleet-wide windows").
+
+sleep_until_frac() { # FRAC of a realtime second
+	local now
+	now=$(date +%s.%N)
+	sleep "$(awk -v n="$now" -v f="$1" 'BEGIN { x = n - int(n); d = f - x; if (d < 0.05) d += 1; printf "%.3f", d }')"
+}
+
+# The pcaps' frames by source: "SRC TOTAL MAX_UTC_WINDOW MAX_SPAN WINDOWS"
+# (windows and spans of W ns; WINDOWS: UTC windows from the first frame to the last)
+algo_spans() { # W_NS PCAP...
+	perl - "$@" <<'EOF'
+use strict; use warnings;
+my $w = shift;
+my %t;
+for my $f (@ARGV) {
+	open(my $fh, '<:raw', $f) or next;
+	read($fh, my $gh, 24) == 24 or next;
+	my $ns = unpack('V', $gh) == 0xa1b23c4d;
+	while (read($fh, my $ph, 16) == 16) {
+		my ($sec, $frac, $incl) = unpack('VVV', $ph);
+		read($fh, my $d, $incl) == $incl or last;
+		next if length($d) < 34 || unpack('n', substr($d, 12, 2)) != 0x0800;
+		push @{$t{join('.', unpack('C4', substr($d, 26, 4)))}}, $sec * 1000000000 + ($ns ? $frac : $frac * 1000);
+	}
+}
+for my $src (sort keys %t) {
+	my @a = sort { $a <=> $b } @{$t{$src}};
+	my %win;
+	my ($span, $j) = (0, 0);
+	for my $i (0 .. $#a) {
+		$win{int($a[$i] / $w)}++;
+		$j++ while $a[$j] <= $a[$i] - $w;   # frames in (t - W, t]
+		$span = $i - $j + 1 if $i - $j + 1 > $span;
+	}
+	my ($mw) = sort { $b <=> $a } values %win;
+	printf("%s %d %d %d %d\n", $src, scalar @a, $mw, $span, int($a[-1] / $w) - int($a[0] / $w) + 1);
+}
+EOF
+}
+
+# The daemons at sync interval IV, each serving metrics (its rounds: how
+# often and how long, for the bound's I and L)
+algo_daemons() { # IV
+	local i
+	FLEET_INTERVAL=$1
+	for i in 1 2 3; do fleet_daemon_stop "$i"; done
+	for i in 1 2 3; do fleet_daemon_start "$i" "--metrics=127.0.0.1:$((ALGO_MPORT + i))"; done
+	sleep 0.5
+}
+# "ROUNDS SECONDS_IN_ROUNDS" of host I's daemon so far
+algo_rounds() { # I
+	curl -s "http://127.0.0.1:$((ALGO_MPORT + $1))/metrics" |
+		awk '/^xrl_redis_sync_duration_seconds_count/ { c = $NF } /^xrl_redis_sync_duration_seconds_sum/ { s = $NF }
+			END { print c + 0, s + 0 }'
+}
+
+# One run on NHOSTS hosts, sources 198.2{0,1,2}.SUFFIX: prints, per algorithm
+# (fw sw sl), "TOTAL MAX_WINDOW MAX_SPAN WINDOWS STATS_PASSED", then the offered
+# rate per source per host, the daemons' mean time between rounds and
+# mean round (ms).
+algo_run() { # NHOSTS SUFFIX
+	local n=$1 i p c sent=0 secs=0 d pids=() before=() after=() pcaps=() r0=() r1=() t0 t1
+	fleet_cfg "$XRLT_TMP/a.cfg" "198.20.$2" "198.21.$2" "198.22.$2"
+	for p in 198.20 198.21 198.22; do before+=("$(fleet_passed_sum "$p.0.0/16" $(seq "$n"))"); done
+	t0=$(fleet_now)
+	for i in $(seq "$n"); do r0+=("$(algo_rounds "$i")"); done
+	for i in $(seq "$n"); do
+		rm -f "$XRLT_TMP/a$i.pcap"
+		XRLT_ROOT_IF=$(fleet_rif "$i") xrlt_capture_start "$XRLT_TMP/a$i.pcap"
+		pids+=("$XRLT_CAPTURE_PID")
+	done
+	sleep_until_frac 0.30
+	for i in $(seq "$n"); do
+		fleet_send_bg "$i" "$XRLT_TMP/a.cfg" "$ALGO_GAP" "$ALGO_SECS.5" "$XRLT_TMP/a$i.log"
+	done
+	sleep $((ALGO_SECS + 1))
+	for i in $(seq "$n"); do
+		for _ in $(seq 40); do
+			grep -q "usec on CPU" "$XRLT_TMP/a$i.log" && break
+			sleep 0.1
+		done
+		d=$(xrlt_trafgen_secs "$XRLT_TMP/a$i.log")
+		xrlt_true "${d:-0} > $secs" && secs=$d
+		sent=$((sent + $(xrlt_trafgen_sent "$XRLT_TMP/a$i.log")))
+	done
+	sleep 0.2
+	for c in "${pids[@]}"; do XRLT_CAPTURE_PID=$c xrlt_capture_stop; done
+	for p in 198.20 198.21 198.22; do after+=("$(fleet_passed_sum "$p.0.0/16" $(seq "$n"))"); done
+	t1=$(fleet_now)
+	for i in $(seq "$n"); do r1+=("$(algo_rounds "$i")"); done
+	pcaps=()
+	for i in $(seq "$n"); do pcaps+=("$XRLT_TMP/a$i.pcap"); done
+	algo_spans 1000000000 "${pcaps[@]}" >"$XRLT_TMP/spans"
+	for c in 0 1 2; do
+		p=$((20 + c))
+		read -r _ tot mw sp nw < <(grep "^198\.$p\.$2 " "$XRLT_TMP/spans" || echo "- 0 0 0 0")
+		printf '%s %s %s %s %s ' "$tot" "$mw" "$sp" "$nw" $((after[c] - before[c]))
+	done
+	printf '%s ' "$(xrlt_calc "$sent / 3 / $n / $secs")"
+	# rounds of every host: mean period and duration, ms
+	for i in $(seq 0 $((n - 1))); do echo "${r0[$i]} ${r1[$i]}"; done |
+		awk -v span="$(xrlt_calc "$t1 - $t0")" -v n="$n" '{ c += $3 - $1; s += $4 - $2 }
+			END { if (c > 0) printf "%.1f %.1f\n", span * 1000 * n / c, s * 1000 / c; else print "0 0" }'
+}
+
+algo_rows=()
+algo_names=(fixed-window sliding-window sliding-log)
+if [ $ALGO = 1 ]; then
+	printf '\n== --algo --global: N = %d per 1-s window, ~200 frames/s of the source on every host for %s.5 s; median of %d\n' \
+		"$ALGO_N" "$ALGO_SECS" "$RUNS"
+	idx=0
+	for iv in 10 100 1000; do
+		algo_daemons "$iv"
+		idx=$((idx + 1))
+		for n in 1 2 3; do
+			declare -A got=()
+			periods=()
+			for r in $(seq "$RUNS"); do
+				read -r -a v < <(algo_run "$n" "$idx.$((r * 10 + n))")
+				rate=${v[15]} period=${v[16]} took=${v[17]}
+				periods+=("$period $took")
+				printf '   interval %4d ms, %d hosts, run %d: rounds every %.1f ms, %.1f ms each (the daemons metrics)\n' \
+					"$iv" "$n" "$r" "$period" "$took"
+				for c in 0 1 2; do
+					tot=${v[$((5 * c))]} mw=${v[$((5 * c + 1))]} sp=${v[$((5 * c + 2))]}
+					nw=${v[$((5 * c + 3))]} st=${v[$((5 * c + 4))]}
+					# the measure: a UTC window's count (fixed, sliding window), any 1-s span (log)
+					m=$([ "$c" = 2 ] && echo "$sp" || echo "$mw")
+					got[$c]+="$m "
+					printf '   interval %4d ms, %d hosts, run %d, %-14s: %4d passed (stats %d) over %d windows at %.0f/s per host; most in a UTC window %d, in any 1-s span %d (N %d)\n' \
+						"$iv" "$n" "$r" "${algo_names[$c]}" "$tot" "$st" "$nw" "$rate" "$mw" "$sp" "$ALGO_N"
+				done
+			done
+			for c in 0 1 2; do
+				read -r -a ms <<<"${got[$c]}"
+				med=$(printf '%s\n' "${ms[@]}" | median)
+				# I and L as measured: the rounds' mean period and duration over the runs
+				read -r pm lm < <(printf '%s\n' "${periods[@]}" | awk '{ p += $1; l += $2 } END { printf "%.1f %.1f\n", p / NR, l / NR }')
+				bound=$(awk -v n="$n" -v N="$ALGO_N" -v a="$rate" -v i="$pm" -v l="$lm" \
+					'BEGIN { x = a * (2 * i + l) / 1000; if (x > N) x = N; printf "%d", (n - 1) * (int(x) + 1) }')
+				algo_rows+=("$(printf '| %s | %d ms (%s, %s) | %d | %s | %+.0f %% | +%d (+%.0f %%) |' "${algo_names[$c]}" "$iv" "$pm" "$lm" "$n" \
+					"$med" "$(xrlt_calc "($med - $ALGO_N) / $ALGO_N * 100")" "$bound" "$(xrlt_calc "$bound / $ALGO_N * 100")")")
+			done
+			unset got
+		done
+	done
+	printf '%s\n' "${algo_rows[@]}"
+fi
+
 for i in 1 2 3; do fleet_daemon_stop "$i"; done
+
+# The --algo table (markdown), for --markdown
+algo_markdown() {
+	echo "\`bench/bench_fleet.sh --algo-only --runs $RUNS\`: the hosts, daemons and Redis above; one rule per algorithm,"
+	echo "$ALGO_N per 1-s window \`--global\`; one source per rule sent to every host at ~200 frames/s for $ALGO_SECS.5 s,"
+	echo "starting 0.3 s into a UTC second; what passed captured on each host after XDP and merged. Measured:"
+	echo "the fleet's most admissions in one UTC window (fixed and sliding window) or in any 1-s span"
+	echo "(sliding log), median of $RUNS runs, against N = $ALGO_N and the bound N + (n - 1) x (min(N, a x (2I + L)) + 1)"
+	echo "(a: a host's offered rate of the source; I and L: the daemons' rounds as their metrics counted them, the mean"
+	echo "time between rounds and the mean round, ms, in brackets)."
+	echo
+	echo "| algorithm | sync interval (I, L) | hosts | most in a window (N = $ALGO_N) | over N | bound over N |"
+	echo "|---|---|---|---|---|---|"
+	printf '%s\n' "${algo_rows[@]}"
+}
+if [ $ALGO_ONLY = 1 ]; then
+	[ -n "$MD" ] && algo_markdown >"$MD"
+	xrlt_cleanup
+	exit 0
+fi
 
 # The round on its own: build/xrl_bench_fleet runs the daemon's round
 # (user/daemon/xrl_fleet.c) on the maps of a loaded (not attached) object whose
@@ -192,6 +387,10 @@ if [ -n "$MD" ]; then
 		echo "A command is one EVALSHA per 64 (rule, source) pairs with new admissions or demand, or whose floor"
 		echo "is about to release the source, plus one per global rule; they are written as they are built, so"
 		echo "Redis works while the daemon formats the rest (docs/DESIGN.md)."
+		if [ $ALGO = 1 ]; then
+			echo
+			algo_markdown
+		fi
 	} >"$MD"
 fi
 xrlt_cleanup
