@@ -9,9 +9,12 @@
  * (at most one a second per source) are in the figures as they would be.
  *
  *   build/xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID]
+ *                         [--algo token-bucket|fixed-window|sliding-window|sliding-log]
  *
  * Several at once with different --host IDs are hosts of one fleet: the
- * same keys in the same Redis.
+ * same keys in the same Redis. --algo: the rule's algorithm, so the round
+ * calls window.lua or log.lua instead of gcra.lua (a sliding log of 64 per
+ * second, the most it keeps; the others 1000 per second).
  *
  * Not a test: bench/bench_fleet.sh runs it and prints what it prints.
  */
@@ -44,9 +47,11 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, 0, 's' },
 		{ "interval", required_argument, 0, 'i' },
 		{ "host", required_argument, 0, 'h' },
+		{ "algo", required_argument, 0, 'a' },
 		{ 0, 0, 0, 0 },
 	};
-	static const char *const rules[] = { "10.0.0.0/8 --rate 1000/s --burst 100 --global", NULL };
+	static char rule[128] = "10.0.0.0/8 --rate 1000/s --burst 100 --global";
+	const char *rules[] = { rule, NULL };
 	static struct xrl_fleet fleet;
 	const char *host = "bench-host";
 	int port = 0, n = 10000, seconds = 5, interval_ms = 100, c, i, rounds = 0, id;
@@ -65,8 +70,20 @@ int main(int argc, char **argv)
 		case 's': seconds = atoi(optarg); break;
 		case 'i': interval_ms = atoi(optarg); break;
 		case 'h': host = optarg; break;
+		case 'a':
+			if (!strcmp(optarg, "sliding-log"))
+				snprintf(rule, sizeof(rule), "10.0.0.0/8 --rate 64/s --algo sliding-log --global");
+			else if (!strcmp(optarg, "fixed-window") || !strcmp(optarg, "sliding-window"))
+				snprintf(rule, sizeof(rule), "10.0.0.0/8 --rate 1000/s --algo %s --global",
+					 optarg);
+			else if (strcmp(optarg, "token-bucket")) {
+				fprintf(stderr, "xrl_bench_fleet: --algo %s: token-bucket, fixed-window, sliding-window or sliding-log\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID]\n");
+			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID] [--algo ALGO]\n");
 			return 2;
 		}
 	}
@@ -156,8 +173,8 @@ int main(int argc, char **argv)
 	}
 	rounds--;
 	qsort(times, rounds, sizeof(*times), cmp_double);
-	printf("%s: fleet round, %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
-	       host, n, interval_ms, rounds, sum / rounds, times[rounds / 2], times[rounds - 1],
+	printf("%s: fleet round (%s), %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
+	       host, xrl_algo_name(fleet.rules[id].algo), n, interval_ms, rounds, sum / rounds, times[rounds / 2], times[rounds - 1],
 	       100.0 * (sum / rounds) / interval_ms,
 	       (double)(fleet.redis.commands - cmds0) / rounds,
 	       (double)(fleet.reported_total - reports0) / rounds);

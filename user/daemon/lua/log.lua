@@ -10,9 +10,10 @@
 -- stays while T is inside the window, (now - window, now]: T is at or after
 -- the admissions it carries, so they count for at least as long as they
 -- are in the window (longer by at most a round: fewer admitted, never
--- more). The set is trimmed to the window (ZREMRANGEBYSCORE) at every call
--- and bounded to ARGV[3] members (the oldest go first), and expires a
--- window and a second after its last report.
+-- more). The set is trimmed to the window (ZREMRANGEBYSCORE) at every
+-- report and bounded to ARGV[3] members (the oldest go first), and expires
+-- a window and a second after its last report; reads take only the
+-- reports inside the window (ZRANGEBYSCORE).
 -- KEYS: one per source, its base key. ARGV[1] this host's id, ARGV[2] the
 -- window (µs), ARGV[3] the bound on members per source; then one per
 -- source, n: the admissions this host made since its last report (0: none,
@@ -38,15 +39,19 @@ out[1] = fmt('%d', math.floor(now / win))
 for i = 1, m do
   local key = KEYS[i] .. ':l'
   local n = tonumber(ARGV[F + i]) or 0
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', from_s)
   if n > 0 then
+    -- trimmed when written to (a read leaves old reports to the next write or the expiry)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', from_s)
     redis.call('ZADD', key, now_s, fmt('%d:%s:%s', n, now_s, host))
-    local card = redis.call('ZCARD', key)
-    if card > cap then redis.call('ZREMRANGEBYRANK', key, 0, card - cap - 1) end
     redis.call('PEXPIRE', key, life)
   end
-  -- the others' reports, oldest first
-  local e = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  -- the others' reports inside the window, oldest first
+  local e = redis.call('ZRANGEBYSCORE', key, '(' .. from_s, '+inf', 'WITHSCORES')
+  if #e > 2 * cap then
+    -- past the bound: the oldest go (and count no more)
+    redis.call('ZREMRANGEBYRANK', key, 0, -cap - 1)
+    e = redis.call('ZRANGEBYSCORE', key, '(' .. from_s, '+inf', 'WITHSCORES')
+  end
   local others, first, first_n = 0, nil, 0
   for j = 1, #e, 2 do
     local c, h = string.match(e[j], '^(%d+):%d+:(.*)$')
