@@ -248,6 +248,7 @@ static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
 		fputs("xrl_rule_sources_tracked", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %ld\n", s->rule_tracked[i]);
 	}
 	xrl_metrics_family(f, "xrl_rule_new_sources_budget", "gauge",
@@ -261,6 +262,7 @@ static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
 		fputs("xrl_rule_new_sources_budget", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %.6g\n", (double)s->defs[i].new_rate / s->defs[i].new_period);
 	}
 }
@@ -336,6 +338,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_shadow_dropped_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].shadow_dropped);
 	}
 	xrl_metrics_family(f, "xrl_blocked_total", "counter",
@@ -350,6 +353,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_blocked_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].blocked);
 	}
 	xrl_metrics_family(f, "xrl_blocked_sources", "gauge",
@@ -363,6 +367,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_blocked_sources", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %ld\n", s->rule_blocked[i]);
 	}
 
