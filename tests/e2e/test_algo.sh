@@ -8,6 +8,9 @@
 #   sliding-log 10/s    10 in all (never more than 10 in any second)
 #   sliding-window 10/s 10 before the boundary, then no more in any 1-s
 #                       span than 10 + 10 x (time into the window)
+# and the literature's boundary burst (10/s: 12 frames at 0.9 s, 12 at
+# 1.05 s, 12 at 1.95 s of real UTC), what passed checked frame by frame
+# against each algorithm simulated on the recorded send times.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -120,6 +123,243 @@ section "stats and metrics name the algorithm"
 "$XRL" --instance "$INST" --json stats >"$XRLT_TMP/stats.json"
 got=$(jq -r --arg p "198.18.$a.10/32" '.rules[] | select(.prefix == $p) | "\(.algo) \(.passed)"' "$XRLT_TMP/stats.json")
 [ "$got" = "fixed-window 20" ] && ok "stats --json: fixed-window, 20 passed" || bad "stats --json for 198.18.$a.10/32: $got"
+
+# ---------------------------------------------------------------- the literature's boundary burst, per host, on real UTC
+# 10 per 1-s window, per algorithm, one source each (IPv4 and IPv6); a Python sender in the
+# namespace (raw AF_PACKET on the veth end) waits for the next real UTC
+# second S (a bounded wait: under 1.3 s) and sends three bursts of 12 frames
+# per source (interleaved, each frame numbered): B1 at S - 0.10 s, B2 at
+# S + 0.05 s (the literature's 10 at 0.9 s and 10 at 1.05 s), B3 at S + 0.95 s
+# (over a window after B1), each followed by a frame of a source no rule
+# matches (passed: its capture time bounds when XDP judged the burst). It
+# records each frame's CLOCK_REALTIME just before its send; the root end's
+# capture (after XDP) says which passed. What each algorithm must pass is
+# derived from the recorded send times by simulating it (the data path's
+# arithmetic, bpf/xrl_algo.h), never assumed; a run where the sender missed
+# the shape (B1 in the second before B2 and B3, B2 in the first 0.1 s, B3 a
+# window after B1), or a frame lies closer to where its decision flips than
+# XDP's lag behind the sends (bounded by the next passed frame's capture)
+# plus 2 ms, proves nothing and is repeated (3 attempts).
+
+# utc_burst_send LOG SRC...: the bursts, from inside the namespace; "SRC SEQ BURST T_NS" per frame.
+utc_burst_send() {
+	local log=$1
+	shift
+	timeout -k 2 10 ip netns exec "$XRLT_NS" /usr/bin/python3 - "$XRLT_NS_IF" "$XRLT_DST_MAC" \
+		"$XRLT_DST_IP" "${XRLT_DST_IP6:-2001:db8:ffff::fe}" "$@" >"$log" <<'EOF'
+import socket, struct, sys, time
+ifname, dmac, dip, dip6, srcs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+smac = open('/sys/class/net/%s/address' % ifname).read().strip()
+mac = lambda m: bytes(int(x, 16) for x in m.split(':'))
+def csum(b):
+	t = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+	while t >> 16:
+		t = (t & 0xffff) + (t >> 16)
+	return ~t & 0xffff
+def frame(src, seq):
+	pl = b'XRLU' + struct.pack('!I', seq) + bytes(10)
+	udp = struct.pack('!HHHH', 40000, 9, 8 + len(pl), 0) + pl
+	if ':' in src:   # IPv6 (a UDP checksum is required: over the pseudo-header)
+		sa, da = socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dip6)
+		c = csum(sa + da + struct.pack('!IxxxB', len(udp), 17) + udp) or 0xffff
+		udp = udp[:6] + struct.pack('!H', c) + udp[8:]
+		ip = struct.pack('!IHBB16s16s', 6 << 28, len(udp), 17, 64, sa, da)
+		return mac(dmac) + mac(smac) + b'\x86\xdd' + ip + udp
+	ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), seq & 0xffff, 0x4000, 64, 17, 0,
+			 socket.inet_aton(src), socket.inet_aton(dip))
+	ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+	return mac(dmac) + mac(smac) + b'\x08\x00' + ip + udp
+limited, sentinel = srcs[:-1], srcs[-1]
+S = (time.time_ns() + 250000000) // 1000000000 * 1000000000 + 1000000000
+seq, out = 0, []
+for b, at in enumerate((S - 100000000, S + 50000000, S + 950000000)):
+	frames = [(src, frame(src, seq + i * len(limited) + j)) for i in range(12) for j, src in enumerate(limited)]
+	frames.append((sentinel, frame(sentinel, seq + len(frames))))
+	d = at - time.time_ns()
+	if d > 0:
+		time.sleep(d / 1e9)
+	for src, f in frames:
+		t = time.time_ns()
+		s.send(f)
+		o = 66 if f[12:14] == b'\x86\xdd' else 46
+		out.append('%s %d %d %d' % (src, struct.unpack('!I', f[o:o + 4])[0], b + 1, t))
+	seq += len(frames)
+print('\n'.join(out))
+EOF
+}
+
+# utc_burst_judge SENDLOG PCAP ALGO:SRC...: "inconclusive WHY", or "conclusive" then per
+# source "SRC key=value..." (see below).
+utc_burst_judge() {
+	/usr/bin/python3 - "$@" <<'EOF'
+import struct, sys
+sendlog, pcap, specs = sys.argv[1], sys.argv[2], [a.split(':', 1) for a in sys.argv[3:]]
+N, W, SLACK = 10, 1000000000, 2000000   # SLACK: the clocks' error (CLOCK_REALTIME slewed against the data path's)
+sent = [l.split() for l in open(sendlog) if l.strip()]
+sent = [(src, int(seq), int(b), int(t)) for src, seq, b, t in sent]
+passed = {}   # seq -> capture time (ns, CLOCK_REALTIME)
+with open(pcap, 'rb') as f:
+	gh = f.read(24)
+	nsres = len(gh) == 24 and struct.unpack('<I', gh[:4])[0] == 0xa1b23c4d
+	while True:
+		ph = f.read(16)
+		if len(ph) < 16:
+			break
+		sec, frac, incl = struct.unpack('<III', ph[:12])
+		d = f.read(incl)
+		o = {b'\x08\x00': 42, b'\x86\xdd': 62}.get(d[12:14], len(d))   # the UDP payload
+		if len(d) >= o + 8 and d[o:o + 4] == b'XRLU':
+			passed[struct.unpack('!I', d[o + 4:o + 8])[0]] = sec * 10**9 + (frac if nsres else frac * 1000)
+def bad(why):
+	print('inconclusive', why)
+	sys.exit(0)
+if len(sent) != 3 * (12 * len(specs) + 1):
+	bad('the sender sent %d frames of %d' % (len(sent), 3 * (12 * len(specs) + 1)))
+# when XDP judged each frame: before the capture of the next frame it passed (one veth queue, in order)
+lag, nxt = 0, None
+for src, seq, b, t in reversed(sent):
+	if seq in passed:
+		nxt = passed[seq] if nxt is None else min(nxt, passed[seq])
+	if nxt is None:
+		bad('frame %d: no later frame passed' % seq)
+	lag = max(lag, nxt - t)
+def fixed(ts):
+	w, c, out = None, 0, []
+	for t in ts:
+		k = t // W
+		if k != w:
+			w, c = k, 0
+		out.append((c < N, min(t - k * W, (k + 1) * W - t)))
+		c += out[-1][0]
+	return out
+def sliding(ts):
+	w, prev, cur, out = None, 0, 0, []
+	for t in ts:
+		k, pos = t // W, t % W
+		if w is not None and k == w + 1:
+			prev, cur = cur, 0
+		elif k != w:
+			prev, cur = 0, 0
+		w = k
+		m = min(pos, W - pos)
+		if prev and cur + 1 <= N:   # the pos where prev (W - pos) + (cur + 1) W = N W
+			m = min(m, abs(pos - (W - (N - cur - 1) * W / prev)))
+		ok = prev * (W - pos) + (cur + 1) * W <= N * W
+		out.append((ok, m))
+		cur += ok
+	return out
+def log(ts):
+	adm, out = [], []
+	for t in ts:
+		if len(adm) < N:
+			out.append((True, float('inf')))
+		else:
+			out.append((t - adm[-N] >= W, abs(t - adm[-N] - W)))
+		if out[-1][0]:
+			adm.append(t)
+	return out
+sim = {'fixed-window': fixed, 'sliding-window': sliding, 'sliding-log': log}
+res = []
+for algo, src in specs:
+	fr = [x for x in sent if x[0] == src]
+	win = [t // W for _, _, _, t in fr]
+	b1 = {w for (_, _, b, _), w in zip(fr, win) if b == 1}
+	b23 = {w for (_, _, b, _), w in zip(fr, win) if b != 1}
+	if len(b1) != 1 or len(b23) != 1 or b23 != {min(b1) + 1}:
+		bad('%s: the bursts missed the second boundary (B1 %.3f..%.3f s, B2 and B3 %.3f..%.3f s into a second)' %
+		    (src, min(t for _, _, b, t in fr if b == 1) % W / 1e9, max(t for _, _, b, t in fr if b == 1) % W / 1e9,
+		     min(t for _, _, b, t in fr if b != 1) % W / 1e9, max(t for _, _, b, t in fr if b != 1) % W / 1e9))
+	b1t = [t for _, _, b, t in fr if b == 1]
+	b2t = [t for _, _, b, t in fr if b == 2]
+	b3t = [t for _, _, b, t in fr if b == 3]
+	if max(b2t) % W >= W // 10 or min(b3t) - max(b1t) < W:
+		bad('%s: B2 not within 0.1 s of the boundary or B3 not a window after B1 (%.3f, %.3f s)' %
+		    (src, max(b2t) % W / 1e9, (min(b3t) - max(b1t)) / 1e9))
+	dec = sim[algo]([t for _, _, _, t in fr])
+	m = min(x[1] for x in dec)
+	# a frame judged up to lag after its send (and each earlier one too) is decided as at its send
+	if m <= lag + SLACK:
+		bad('%s (%s): a frame %.1f ms from where its decision flips, XDP up to %.1f ms late (load)' %
+		    (src, algo, m / 1e6, lag / 1e6))
+	exp = [x[0] for x in dec]
+	got = [seq in passed for _, seq, _, _ in fr]
+	per = lambda v: '+'.join(str(sum(1 for (_, _, b, _), p in zip(fr, v) if p and b == k)) for k in (1, 2, 3))
+	# the passed frames' send times; every window-long span ending at one of them
+	pt = [t for (_, _, _, t), p in zip(fr, got) if p]
+	span = 0
+	worst = -N
+	for t in pt:
+		c = sum(1 for u in pt if t - W < u <= t)
+		span = max(span, c)
+		k, pos = t // W, t % W
+		prev = sum(1 for u in pt if u // W == k - 1)
+		worst = max(worst, c - (N + prev * pos / W))
+	res.append('%s algo=%s exp=%s got=%s same=%d span=%d worst=%.3f margin=%.1f' %
+		   (src, algo, per(exp), per(got), exp == got, span, worst, m / 1e6))
+print('conclusive: XDP judged each frame at most %.2f ms after its send' % (lag / 1e6))
+print('\n'.join(res))
+EOF
+}
+
+# attempt A: IPv4 sources 198.18.(110+A).{10,20,30}, IPv6 2001:db8:(110+A)::{10,20,30}
+# (a rule each: fixed window, sliding window, sliding log); ::40 matches none
+utc_burst_attempt() {
+	local a=$1 p=198.18.$((110 + $1)) q=2001:db8:$((110 + $1))::
+	cat >"$XRLT_TMP/utc.rules" <<EOF
+$p.10/32 --rate 10/s --algo fixed-window
+$p.20/32 --rate 10/s --algo sliding-window
+$p.30/32 --rate 10/s --algo sliding-log
+${q}10/128 --rate 10/s --algo fixed-window --per 128
+${q}20/128 --rate 10/s --algo sliding-window --per 128
+${q}30/128 --rate 10/s --algo sliding-log --per 128
+EOF
+	"$XRL" --instance "$INST" rule load "$XRLT_TMP/utc.rules" >/dev/null || xrlt_fail "rule load failed"
+	xrlt_capture_start "$XRLT_TMP/utc$a.pcap"
+	utc_burst_send "$XRLT_TMP/utc$a.sent" "$p.10" "$p.20" "$p.30" "${q}10" "${q}20" "${q}30" "${q}40" ||
+		xrlt_fail "the sender failed: $(cat "$XRLT_TMP/utc$a.sent")"
+	sleep 0.2
+	xrlt_capture_stop
+	utc_burst_judge "$XRLT_TMP/utc$a.sent" "$XRLT_TMP/utc$a.pcap" \
+		"fixed-window:$p.10" "sliding-window:$p.20" "sliding-log:$p.30" \
+		"fixed-window:${q}10" "sliding-window:${q}20" "sliding-log:${q}30" >"$XRLT_TMP/utc.judged" ||
+		xrlt_fail "the judge failed: $(cat "$XRLT_TMP/utc.judged")"
+	grep -q '^conclusive' "$XRLT_TMP/utc.judged"
+}
+
+# utc_field SRC KEY: a value of the judged run
+utc_field() { awk -v s="$1" -v k="$2" '$1 == s { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$XRLT_TMP/utc.judged"; }
+
+section "the literature's boundary burst on real UTC seconds, per host: fixed window, sliding window, sliding log"
+xrlt_require_cmd /usr/bin/python3
+for a in 1 2 3; do
+	utc_burst_attempt "$a" && break
+	xrlt_log "attempt $a: $(head -1 "$XRLT_TMP/utc.judged"): again"
+	[ "$a" = 3 ] && xrlt_fail "three attempts proved nothing: the machine is too loaded"
+done
+printf '        attempt %s, %s; passed per burst (B1+B2+B3 of 12 each):\n' "$a" "$(head -1 "$XRLT_TMP/utc.judged")"
+awk 'NR > 1 { printf "          %-22s %-20s %s\n", $1, $2, $4 }' "$XRLT_TMP/utc.judged"
+for f in "198.18.$((110 + a))." "2001:db8:$((110 + a))::"; do
+	fam=IPv4
+	[ "${f#*:}" != "$f" ] && fam=IPv6
+	for s in 10 20 30; do
+		al=$(utc_field "$f$s" algo)
+		check "$al 10/s ($fam): exactly the frames it admits at their recorded send times passed (expected $(utc_field "$f$s" exp), got $(utc_field "$f$s" got))" \
+			"$(utc_field "$f$s" same) == 1"
+	done
+	check "fixed-window 10/s ($fam): twice the limit in one window-long span across the boundary (most in any 1-s span: $(utc_field "${f}10" span))" \
+		"$(utc_field "${f}10" span) == 20"
+	check "fixed-window 10/s ($fam): 10 before the boundary, 10 right after it, none a window later (B1+B2+B3 $(utc_field "${f}10" got))" \
+		"\"$(utc_field "${f}10" got)\" == \"10+10+0\""
+	check "sliding-window 10/s ($fam): in every 1-s span at most 10 + prev x pos / 1 s (DESIGN's bound; worst margin $(utc_field "${f}20" worst))" \
+		"$(utc_field "${f}20" worst) <= 0"
+	check "sliding-window 10/s ($fam): the literature's boundary burst gives 10 and 0, B3 at 0.95 s 9 (got $(utc_field "${f}20" got))" \
+		"\"$(utc_field "${f}20" got)\" == \"10+0+9\""
+	check "sliding-log 10/s ($fam): at most 10 in any 1-s span (most: $(utc_field "${f}30" span))" "$(utc_field "${f}30" span) <= 10"
+	check "sliding-log 10/s ($fam): 10 before the boundary, none after it, 10 once B1 is a window old (got $(utc_field "${f}30" got))" \
+		"\"$(utc_field "${f}30" got)\" == \"10+0+10\""
+done
 
 section "the literature's two servers: 30 requests from one client over two hosts, 10 per minute each"
 # two "hosts" (instances on veth pairs of their own, each with its own daemon),

@@ -17,7 +17,13 @@
 #   5. a resize redraws at once (a 30 s interval, so only SIGWINCH can
 #      redraw) within the new rows and columns
 #   6. Ctrl-C (exit 0) and SIGTERM (exit 143) restore the terminal too
-#   7. a detach under a running view: it leaves the screen, prints one line
+#   7. --shadow and --block: stats --watch gives a --shadow rule's
+#      would-drops per second and in all, a --block rule's sources blocked
+#      now and their packets; stats --json's blocked_sources and the
+#      daemon's /metrics (xrl_blocked_sources, xrl_blocked_total,
+#      xrl_shadow_dropped_total, every metric of the dashboard's policy
+#      panels) say the same
+#   8. a detach under a running view: it leaves the screen, prints one line
 #      saying so and exits 1
 #
 #   XRL=path/to/xrl bash tests/e2e/test_watch.sh
@@ -28,7 +34,7 @@
 # the run's veth pair, to a documentation MAC and an address nobody owns,
 # bounded by count and timeout). The tmux server is private to the run
 # (tmux -S with a socket in its temporary directory) and killed on exit.
-# Takes about 12 s.
+# Takes about 16 s.
 # shellcheck disable=SC2015  # "A && B || fail" is meant: fail unless all hold
 # shellcheck disable=SC2317  # cleanup functions run from lib.sh's hooks
 set -u
@@ -120,7 +126,7 @@ ended() {
 
 # ---------------------------------------------------------------- requirements
 xrlt_require_root
-xrlt_require_cmd ip trafgen timeout awk tmux pgrep stty
+xrlt_require_cmd ip trafgen timeout awk tmux pgrep stty jq curl
 xrlt_require_bpf
 [ -x "$XRL" ] || xrlt_fail "xrl CLI not found at $XRL (build it: make build/xrl, or set XRL=)"
 [ ! -e "$PIN_DIR" ] || xrlt_fail "$PIN_DIR exists already: not mine, not touching it"
@@ -334,8 +340,87 @@ else
 	bad "no xrl process under the pane of stats --watch"
 fi
 
-# ================================================================ 7. detach
-section "7. detach under a running view"
+# ================================================================ 7. --shadow and --block
+section "7. --shadow and --block in stats --watch, stats --json and /metrics"
+# SHADOW sends at 10x its --shadow rule's limit (would-drops, all passed);
+# BLOCK_A and BLOCK_B, two sources of one --block rule (--per 32), exceed
+# its burst of 5 and stay in its penalty box while they keep sending
+SHADOW_SRC=198.18.0.40
+BLOCK_A=198.18.0.30
+BLOCK_B=198.18.0.31
+MPORT=$((20000 + ($$ + 4099) % 20000))   # the daemon's /metrics, on loopback
+xrl rule add "$SHADOW_SRC/32" --rate "$RATE/s" --burst 20 --shadow >/dev/null 2>"$XRLT_TMP/rule.err" ||
+	xrlt_fail "rule add --shadow failed: $(cat "$XRLT_TMP/rule.err")"
+xrl rule add "$BLOCK_A/31" --rate 1/h --burst 5 --per 32 --block 30s >/dev/null 2>"$XRLT_TMP/rule.err" ||
+	xrlt_fail "rule add --block failed: $(cat "$XRLT_TMP/rule.err")"
+"$XRL" --instance "$INSTANCE" daemon --metrics "127.0.0.1:$MPORT" >"$XRLT_TMP/daemon.log" 2>&1 &
+xrlt_track $!
+daemon_pid=$!
+pol_pids=()
+xrlt_trafgen_cfg "$XRLT_TMP/shadow.cfg" "$SHADOW_SRC" 40003 9
+xrlt_paced_bg "$XRLT_TMP/shadow.cfg" $((TRAFFIC_SECS * 1000)) 1ms "$XRLT_TMP/shadow.log"
+pol_pids+=("$XRLT_LAST_PID")
+for s in "$BLOCK_A" "$BLOCK_B"; do
+	xrlt_trafgen_cfg "$XRLT_TMP/$s.cfg" "$s" 40004 9
+	xrlt_paced_bg "$XRLT_TMP/$s.cfg" $((TRAFFIC_SECS * 200)) 5ms "$XRLT_TMP/$s.log"
+	pol_pids+=("$XRLT_LAST_PID")
+done
+sleep 0.5
+start_view policy stats --watch
+wait_text policy "xrl stats --watch: instance $INSTANCE" || xrlt_fail "stats --watch shows nothing after 3 s"
+sleep 2.5
+capture policy "$XRLT_TMP/policy.cap"
+show "$XRLT_TMP/policy.cap"
+why=()
+line=$(grep -F "$SHADOW_SRC/32: shadow: would-drop " "$XRLT_TMP/policy.cap")
+# "RULE: shadow: would-drop R/s (T in all), passed"
+sr=$(num "$(sed -n 's|.*would-drop \([0-9.]*[kMG]*\)/s (\([0-9.]*[kMG]*\) in all), passed$|\1|p' <<<"$line")")
+st=$(num "$(sed -n 's|.*would-drop \([0-9.]*[kMG]*\)/s (\([0-9.]*[kMG]*\) in all), passed$|\2|p' <<<"$line")")
+xrlt_is_uint "$sr" && [ "$sr" -gt "$RATE" ] || why+=("would-drop rate '$sr' in '$line', expected over $RATE/s")
+xrlt_is_uint "$st" && xrlt_is_uint "$sr" && [ "$st" -ge "$sr" ] || why+=("would-drops in all '$st' in '$line'")
+read -r sd _ <<<"$(awk -v r="$SHADOW_SRC/32" '$NF == r' "$XRLT_TMP/policy.cap")"
+[ "${sd:-}" = 0 ] || why+=("the shadow rule's DROP/s is '${sd:-}', expected 0: it drops nothing")
+verdict "stats --watch: the --shadow rule drops 0/s, its line shows would-drops ${sr:-?}/s (${st:-?} in all), passed" "${why[@]}"
+why=()
+line=$(grep -F "$BLOCK_A/31: --block 30s: " "$XRLT_TMP/policy.cap")
+br=$(num "$(sed -n 's|.*: 2 sources blocked now, their packets \([0-9.]*[kMG]*\)/s (\([0-9.]*[kMG]*\) in all)$|\1|p' <<<"$line")")
+xrlt_is_uint "$br" && [ "$br" -gt 0 ] || why+=("'$line': expected '2 sources blocked now, their packets R/s (T in all)' with R > 0")
+verdict "stats --watch: the --block rule's line: 2 sources blocked now, their packets ${br:-?}/s" "${why[@]}"
+tm send-keys -t policy q
+ended policy 0 "stats --watch with --shadow and --block rules, q"
+why=()
+xrl --json stats >"$XRLT_TMP/policy.json"
+jq -e --arg b "$BLOCK_A/31" --arg s "$SHADOW_SRC/32" '[.rules[] | select(.prefix == $b)][0].blocked_sources == 2 and
+	([.rules[] | select(.prefix != $b) | .blocked_sources] | all(. == 0)) and
+	[.rules[] | select(.prefix == $s)][0].shadow_dropped > 0' "$XRLT_TMP/policy.json" >/dev/null ||
+	why+=("stats --json: $(jq -c '[.rules[] | {prefix, shadow_dropped, blocked, blocked_sources}]' "$XRLT_TMP/policy.json")")
+xrl stats | grep -qE "^$BLOCK_A/31: [0-9.]+[kMG]? packets of blocked sources; 2 blocked now$" ||
+	why+=("stats: $(xrl stats | grep -F "$BLOCK_A/31:" | tail -1)")
+verdict "stats --json: blocked_sources 2 for the --block rule, 0 for the others; stats says '2 blocked now'" "${why[@]}"
+why=()
+for i in $(seq 30); do
+	curl -s "http://127.0.0.1:$MPORT/metrics" >"$XRLT_TMP/metrics" 2>/dev/null && [ -s "$XRLT_TMP/metrics" ] && break
+	sleep 0.1
+done
+grep -qE "^xrl_blocked_sources\{instance=\"$INSTANCE\",rule=\"$BLOCK_A/31\"\} 2$" "$XRLT_TMP/metrics" ||
+	why+=("xrl_blocked_sources: $(grep '^xrl_blocked_sources' "$XRLT_TMP/metrics" | tr '\n' ' ')")
+grep -qE "^xrl_blocked_total\{instance=\"$INSTANCE\",rule=\"$BLOCK_A/31\"\} [1-9][0-9]*$" "$XRLT_TMP/metrics" ||
+	why+=("xrl_blocked_total: $(grep '^xrl_blocked_total' "$XRLT_TMP/metrics" | tr '\n' ' ')")
+grep -qE "^xrl_shadow_dropped_total\{instance=\"$INSTANCE\",rule=\"$SHADOW_SRC/32\"\} [1-9][0-9]*$" "$XRLT_TMP/metrics" ||
+	why+=("xrl_shadow_dropped_total: $(grep '^xrl_shadow_dropped_total' "$XRLT_TMP/metrics" | tr '\n' ' ')")
+# every metric docs/grafana-xrl.json's policy panels query is one this scrape has
+for name in $(jq -r '.panels[] | select(.type != "row" and (.title | test("shadow|blocked|penalty"; "i"))) | .targets[].expr' \
+	"$XRLT_REPO/docs/grafana-xrl.json" | grep -oE 'xrl_[a-z0-9_]+' | sort -u); do
+	grep -q "^# TYPE $name " "$XRLT_TMP/metrics" || why+=("the dashboard queries $name, which the scrape lacks")
+done
+n=$(jq '[.panels[] | select(.type != "row" and (.title | test("shadow|blocked|penalty"; "i")))] | length' "$XRLT_REPO/docs/grafana-xrl.json")
+[ "$n" = 3 ] || why+=("$n policy panels in docs/grafana-xrl.json, expected 3")
+verdict "/metrics (the daemon, scraped): xrl_blocked_sources 2, xrl_blocked_total and xrl_shadow_dropped_total counting; the dashboard's 3 policy panels query only metrics the scrape has" "${why[@]}"
+for p in "${pol_pids[@]}"; do xrlt_stop_pid "$p"; done
+xrlt_stop_pid "$daemon_pid"
+
+# ================================================================ 8. detach
+section "8. detach under a running view"
 start_view detach top --watch
 wait_text detach "xrl top --watch" || xrlt_fail "top --watch shows nothing after 3 s"
 xrl detach "$XRLT_ROOT_IF" >/dev/null 2>"$XRLT_TMP/detach.err" || bad "detach failed: $(cat "$XRLT_TMP/detach.err")"

@@ -409,10 +409,12 @@ static void test_algo_metrics_label(void **state)
 	static const char *const r[] = {
 		"100.64.0.0/24 --rate 2/s --algo sliding-window",
 		"100.65.0.0/24 --rate 2/s",
+		"100.66.0.0/24 --rate 2/s --algo fixed-window --shadow --block 30s",
 		NULL,
 	};
 	const struct xrl_pkt_spec a = { .family = 4, .src = "100.64.0.12" };
 	const struct xrl_pkt_spec b = { .family = 4, .src = "100.65.0.12" };
+	const struct xrl_pkt_spec c = { .family = 4, .src = "100.66.0.12" };
 	struct xrl_metrics_opts o = { .addr = "127.0.0.1", .top_k = 10, .instance = "t" };
 	char *text = NULL;
 	size_t len = 0;
@@ -422,6 +424,7 @@ static void test_algo_metrics_label(void **state)
 	rules(r);
 	assert_int_equal(burst_at(9700 * SEC_NS, &a, 5), 2);
 	assert_int_equal(burst_at(9700 * SEC_NS, &b, 5), 2);
+	assert_int_equal(burst_at(9700 * SEC_NS, &c, 5), 5);   /* shadow: 2 admitted, 3 would-drops */
 	f = open_memstream(&text, &len);
 	assert_non_null(f);
 	assert_int_equal(xrl_metrics_render(f, &o, &tl.maps, NULL, NULL), 0);
@@ -432,6 +435,12 @@ static void test_algo_metrics_label(void **state)
 	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.64.0.0/24\",action=\"drop\",algo=\"sliding-window\"} 3\n"));
 	assert_non_null(strstr(text, "xrl_rule_sources_created_total{instance=\"t\",rule=\"100.64.0.0/24\",algo=\"sliding-window\"} 1\n"));
 	assert_non_null(strstr(text, "xrl_packets_total{instance=\"t\",rule=\"100.65.0.0/24\",action=\"pass\"} 2\n"));
+	/* every family of per-rule series, the gauges and the policies' too */
+	assert_non_null(strstr(text, "xrl_rule_sources_tracked{instance=\"t\",rule=\"100.64.0.0/24\",algo=\"sliding-window\"} 1\n"));
+	assert_non_null(strstr(text, "xrl_shadow_dropped_total{instance=\"t\",rule=\"100.66.0.0/24\",algo=\"fixed-window\"} 3\n"));
+	assert_non_null(strstr(text, "xrl_blocked_total{instance=\"t\",rule=\"100.66.0.0/24\",algo=\"fixed-window\"} 2\n"));
+	assert_non_null(strstr(text, "xrl_blocked_sources{instance=\"t\",rule=\"100.66.0.0/24\",algo=\"fixed-window\"} "));
+	assert_non_null(strstr(text, "xrl_rule_sources_tracked{instance=\"t\",rule=\"100.65.0.0/24\"} 1\n"));
 	free(text);
 }
 

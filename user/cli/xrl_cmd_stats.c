@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "xrl_box.h"
 #include "xrl_cli.h"
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
@@ -122,6 +123,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	static struct xrl_rule_stats rs[XRL_MAX_RULES];
 	static struct xrl_rule_stats rs2[XRL_MAX_RULES];
 	static long tracked[XRL_MAX_RULES];
+	static long blocked_now[XRL_MAX_RULES];   /* --block: sources in the penalty box now */
 	static __u32 ids[XRL_MAX_RULES];
 	struct xrl_source_census census;
 	struct xrl_global_stats g;
@@ -156,6 +158,8 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		memset(&census, 0, sizeof(census));
 		memset(tracked, 0, sizeof(tracked));
 	}
+	if (xrl_census_blocks(&m, defs, ids, n, xrl_mono_ns(), blocked_now) < 0)
+		memset(blocked_now, 0, sizeof(blocked_now));
 	sources = census.tracked;
 	/* the controller never deletes buckets: whatever left the table was evicted */
 	evicted = xrl_evicted(&g, census.tracked + census.stale);
@@ -187,6 +191,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 		json_object_set_new(r, "shadow_dropped_bytes",
 				    json_integer((json_int_t)s.shadow_dropped_bytes));
 		json_object_set_new(r, "blocked", json_integer((json_int_t)s.blocked));
+		json_object_set_new(r, "blocked_sources", json_integer((json_int_t)blocked_now[i]));
 		if (defs[i].policy & XRL_P_SHADOW)
 			json_object_set_new(r, "shadow", json_true());
 		json_array_append_new(rules, r);
@@ -286,9 +291,9 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 				printf("%s: shadow: %s packets it would have dropped, passed\n",
 				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), sd);
 			if (defs[i].policy & XRL_P_BLOCK)
-				printf("%s: %s packets of blocked sources%s\n",
+				printf("%s: %s packets of blocked sources%s; %ld blocked now\n",
 				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), bl,
-				       defs[i].policy & XRL_P_SHADOW ? " (shadow: passed)" : "");
+				       defs[i].policy & XRL_P_SHADOW ? " (shadow: passed)" : "", blocked_now[i]);
 		}
 		json_decref(rules);
 		json_decref(o);

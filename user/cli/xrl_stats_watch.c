@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * stats --watch: the rule table with rates, the rules dropping the most
- * first. Rule counters are exact, so are these rates.
+ * first. Rule counters are exact, so are these rates. Below the table, a
+ * line per rule with --new-sources, --shadow (its would-drops) or --block
+ * (the sources in its penalty box now and their packets).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "xrl_box.h"
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_watch.h"
@@ -17,6 +20,8 @@ struct rule_row {
 	struct xrl_rule_def def;
 	struct xrl_rule_stats s;
 	double pass, drop, pass_b, drop_b, created, refused;   /* per second */
+	double shadow, blocked;   /* --shadow's would-drops, --block's blocked packets: per second */
+	long blocked_now;         /* --block: sources in its penalty box at this reading (-1: unread) */
 };
 
 /* A rule at the previous reading, by id. */
@@ -65,6 +70,7 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static struct xrl_rule_stats rs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
+	static long boxed[XRL_MAX_RULES];
 	struct stats_state *st = arg;
 	struct xrl_global_stats g;
 	int n, i, err;
@@ -76,11 +82,15 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 		return err;
 	if ((err = xrl_read_rule_stats_many(m, ids, n, rs)))
 		return err;
+	if (xrl_census_blocks(m, defs, ids, n, xrl_mono_ns(), boxed) < 0)
+		for (i = 0; i < n; i++)
+			boxed[i] = -1;
 	for (i = 0; i < n; i++) {
 		memset(&st->rows[i], 0, sizeof(st->rows[i]));
 		st->rows[i].id = ids[i];
 		st->rows[i].def = defs[i];
 		st->rows[i].s = rs[i];
+		st->rows[i].blocked_now = boxed[i];
 	}
 	now = xrl_mono_ns();
 	st->rates = st->prev_ns != 0;
@@ -99,6 +109,8 @@ static int stats_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg
 		r->drop_b = xrl_watch_rate(before.dropped_bytes, r->s.dropped_bytes, st->secs);
 		r->created = xrl_watch_rate(before.created, r->s.created, st->secs);
 		r->refused = xrl_watch_rate(before.new_refused, r->s.new_refused, st->secs);
+		r->shadow = xrl_watch_rate(before.shadow_dropped, r->s.shadow_dropped, st->secs);
+		r->blocked = xrl_watch_rate(before.blocked, r->s.blocked, st->secs);
 	}
 	memset(st->prev, 0, sizeof(st->prev));
 	for (i = 0; i < n; i++) {
@@ -137,6 +149,21 @@ static void bytes_cell(const struct stats_state *st, __u64 prev, __u64 cur, char
 	xrl_fmt_bytes(st->rates ? xrl_watch_rate(prev, cur, st->secs) : (double)cur, buf, len);
 	if (st->rates)
 		strncat(buf, "/s", len - strlen(buf) - 1);
+}
+
+/* "12/s (1.2k in all)" from two readings, "1.2k in all" on the first frame. */
+static void rate_total_cell(const struct stats_state *st, double rate, __u64 total, char *buf,
+			    size_t len)
+{
+	char r[32], t[32];
+
+	xrl_fmt_count((double)total, t, sizeof(t));
+	if (!st->rates) {
+		snprintf(buf, len, "%s in all", t);
+		return;
+	}
+	xrl_fmt_count(rate, r, sizeof(r));
+	snprintf(buf, len, "%s/s (%s in all)", r, t);
 }
 
 static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
@@ -218,6 +245,31 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		xrl_newsrc_budget_text(&r->def, bu, sizeof(bu));
 		xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources %s)", match,
 			       nr, bu);
+	}
+	/* --shadow: what enforcing it would drop; --block: its penalty box */
+	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
+		const struct rule_row *r = &st->rows[i];
+		char match[192], sd[80], bl[80], dur[32], now[32];
+
+		if (r->def.action != XRL_ACT_LIMIT || !r->def.policy)
+			continue;
+		xrl_rule_format_match(&r->def, match, sizeof(match));
+		if (r->def.policy & XRL_P_SHADOW) {
+			rate_total_cell(st, r->shadow, r->s.shadow_dropped, sd, sizeof(sd));
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: shadow: would-drop %s, passed", match, sd);
+		}
+		if ((r->def.policy & XRL_P_BLOCK) && xrl_frame_room(f) > 0) {
+			xrl_duration_format(r->def.block_ns, dur, sizeof(dur));
+			rate_total_cell(st, r->blocked, r->s.blocked, bl, sizeof(bl));
+			if (r->blocked_now < 0)
+				snprintf(now, sizeof(now), "?");
+			else
+				snprintf(now, sizeof(now), "%ld", r->blocked_now);
+			xrl_frame_line(f, XRL_FRAME_PLAIN,
+				       "%s: --block %s: %s source%s blocked now, their packets %s%s",
+				       match, dur, now, r->blocked_now == 1 ? "" : "s", bl,
+				       r->def.policy & XRL_P_SHADOW ? " (shadow: passed)" : "");
+		}
 	}
 }
 

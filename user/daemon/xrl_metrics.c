@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "xrl_box.h"
 #include "xrl_format.h"
 #include "xrl_instance.h"
 #include "xrl_maps.h"
@@ -31,6 +32,7 @@ struct scrape {
 	long tracked[2];      /* buckets of the rules in force: IPv4, IPv6 (xrl_census_sources) */
 	long stale;           /* live buckets of removed rules or older rule versions */
 	long *rule_tracked;   /* per rule, by index in defs */
+	long *rule_blocked;   /* --block: sources in the rule's penalty box now (xrl_census_blocks) */
 	__u32 capacity[2];
 	struct xrl_top_entry *top;
 	int ntop;
@@ -43,6 +45,7 @@ static void scrape_free(struct scrape *s)
 	free(s->rs);
 	free(s->by_id);
 	free(s->rule_tracked);
+	free(s->rule_blocked);
 	free(s->top);
 }
 
@@ -74,7 +77,8 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 	s->rs = calloc(XRL_MAX_RULES, sizeof(*s->rs));
 	s->by_id = calloc(XRL_MAX_RULES, sizeof(*s->by_id));
 	s->rule_tracked = calloc(XRL_MAX_RULES, sizeof(*s->rule_tracked));
-	if (!s->defs || !s->ids || !s->rs || !s->by_id || !s->rule_tracked)
+	s->rule_blocked = calloc(XRL_MAX_RULES, sizeof(*s->rule_blocked));
+	if (!s->defs || !s->ids || !s->rs || !s->by_id || !s->rule_tracked || !s->rule_blocked)
 		return -ENOMEM;
 	/* the order of xrl_cmd_stats: totals, rules, sources, then each rule's counters */
 	if ((err = xrl_read_global(m, &s->g)) || (err = xrl_ruleset_read(m, s->defs, s->ids, &s->n)))
@@ -91,6 +95,8 @@ static int scrape_read(const struct xrl_maps *m, struct scrape *s)
 	s->capacity[0] = xrl_bucket_capacity(m->buckets_v4);
 	s->capacity[1] = xrl_bucket_capacity(m->buckets_v6);
 	if ((err = xrl_read_rule_stats_many(m, s->ids, s->n, s->rs)))
+		return err;
+	if ((err = (int)xrl_census_blocks(m, s->defs, s->ids, s->n, xrl_mono_ns(), s->rule_blocked)) < 0)
 		return err;
 	for (i = 0; i < s->n; i++)
 		s->by_id[s->ids[i]] = i + 1;
@@ -242,6 +248,7 @@ static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
 		fputs("xrl_rule_sources_tracked", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %ld\n", s->rule_tracked[i]);
 	}
 	xrl_metrics_family(f, "xrl_rule_new_sources_budget", "gauge",
@@ -255,6 +262,7 @@ static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
 		fputs("xrl_rule_new_sources_budget", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %.6g\n", (double)s->defs[i].new_rate / s->defs[i].new_period);
 	}
 }
@@ -330,6 +338,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_shadow_dropped_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].shadow_dropped);
 	}
 	xrl_metrics_family(f, "xrl_blocked_total", "counter",
@@ -344,7 +353,22 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		fputs("xrl_blocked_total", f);
 		xrl_metrics_label(f, "{", "instance", in);
 		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].blocked);
+	}
+	xrl_metrics_family(f, "xrl_blocked_sources", "gauge",
+	       "Sources in a rule's penalty box now (--block; `xrl block list` lists them).");
+	for (i = 0; i < s->n; i++) {
+		char match[192];
+
+		if (!(s->defs[i].policy & XRL_P_BLOCK))
+			continue;
+		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+		fputs("xrl_blocked_sources", f);
+		xrl_metrics_label(f, "{", "instance", in);
+		xrl_metrics_label(f, ",", "rule", match);
+		algo_label(f, &s->defs[i]);
+		fprintf(f, "} %ld\n", s->rule_blocked[i]);
 	}
 
 	xrl_metrics_family(f, "xrl_instance_packets_total", "counter",
