@@ -15,7 +15,9 @@
 #      a second source of the rule is not; `block del` releases it (the
 #      daemon logs blocked and released "by xrl block del"), and its next
 #      excess blocks it again; IPv6 with --per 64 released by an address of
-#      the /64; a shadow rule's block passes everything
+#      the /64; a block holds for its duration though the bucket refills,
+#      then ends on its own (the daemon logs released "by expiry"); a shadow
+#      rule's block passes everything
 #
 #   XRL=path/to/xrl bash tests/e2e/test_policy.sh
 #
@@ -250,6 +252,36 @@ verdict "a change of the rule (--block 30s -> 40s) releases its blocked source: 
 curl -s "http://127.0.0.1:$MPORT/metrics" >"$XRLT_TMP/metrics"
 grep -qE "^xrl_blocked_total\{instance=\"$P\",rule=\"198.18.4.0/24\"\} 6$" "$XRLT_TMP/metrics" &&
 	ok "/metrics: xrl_blocked_total of the rule is 6" || bad "/metrics: $(grep blocked "$XRLT_TMP/metrics" | tail -2 | tr '\n' ' ')"
+# the block holds for its whole duration, though the bucket refills in it, and ends on its own
+must rule add 198.18.7.0/24 --rate 2/s --burst 2 --block 5s
+t0=$(date +%s.%N)
+send 198.18.7.1 4 expiry1
+why=()
+[ "$(rs 198.18.7.0/24 passed)" = 2 ] && [ "$(rs 198.18.7.0/24 dropped)" = 2 ] && [ "$(rs 198.18.7.0/24 blocked)" = 1 ] ||
+	why+=("stats: $(xp --json stats | jq -c '.rules[] | select(.prefix == "198.18.7.0/24")')")
+sleep 1.5   # 3 tokens' worth of refill: the bucket alone would pass 2
+send 198.18.7.1 2 expiry2
+t1=$(date +%s.%N)
+# the block began during the first send; the second send ended before 5 s had passed since t0
+awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 4.8) }' || why+=("the second send ended $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s after the first began: too late to test the hold")
+[ "$(rs 198.18.7.0/24 passed)" = 2 ] && [ "$(rs 198.18.7.0/24 dropped)" = 4 ] && [ "$(rs 198.18.7.0/24 blocked)" = 3 ] ||
+	why+=("during the block: $(xp --json stats | jq -c '.rules[] | select(.prefix == "198.18.7.0/24")')")
+verdict "--block 5s: 4 frames over a burst of 2 -> 2 passed, 2 dropped (1 over the limit, then 1 blocked); 1.5 s later (bucket refilled) 2 more are blocked, none passed" "${why[@]}"
+# wait for the block's end: 5 s from the first drop, which came before t1
+for i in $(seq 80); do
+	awk -v a="$t1" -v n="$(date +%s.%N)" 'BEGIN { exit !(n - a >= 5.2) }' && break
+	sleep 0.1
+done
+why=()
+wait_log 198.18.7.1 "blocked,released" box || why+=("daemon log: [$(evlines 198.18.7.1 box)]")
+jq -se 'map(select(.source == "198.18.7.1" and .msg == "released")) | length == 1 and .[0].by == "expiry"' "$DLOG" >/dev/null ||
+	why+=("released line: $(grep -F 198.18.7.1 "$DLOG" | tail -1)")
+xp --json block list | jq -e 'map(select(.source == "198.18.7.1")) | length == 0' >/dev/null || why+=("still listed: $(xp --json block list)")
+send 198.18.7.1 2 expiry3
+[ "$(rs 198.18.7.0/24 passed)" = 4 ] && [ "$(rs 198.18.7.0/24 dropped)" = 4 ] && [ "$(rs 198.18.7.0/24 blocked)" = 3 ] ||
+	why+=("after the block: $(xp --json stats | jq -c '.rules[] | select(.prefix == "198.18.7.0/24")')")
+verdict "the block ends on its own after 5 s: the daemon logs released by expiry, block list no longer shows it, and its bucket passes 2 frames again" "${why[@]}"
+must rule del 198.18.7.0/24
 # IPv6, --per 64: the /64 is the source; an address in it names it for del
 must rule add 2001:db8:100::/48 --rate 1/h --burst 2 --block 1m
 send 2001:db8:100:1::1 4 v6
