@@ -502,3 +502,14 @@ xrlt_calc() { awk "BEGIN { printf \"%.6f\\n\", ($1) }"; }
 xrlt_is_uint() { [[ ${1:-} =~ ^[0-9]+$ ]]; }
 # exit status 0 when the awk condition holds, e.g. xrlt_true "3 < 5"
 xrlt_true() { awk "BEGIN { exit !($1) }"; }
+
+# ---------------------------------------------------------------- the CLI
+# xrl on the test's instance ($XRL and $INSTANCE, set by the test), and the
+# same stopping the test with the command's output when it fails. A test
+# that wants them otherwise defines its own after sourcing this file.
+xrl() { "$XRL" --instance "$INSTANCE" "$@"; }
+xrl_or_fail() {
+	local out
+	out=$(xrl "$@" 2>&1) || xrlt_fail "xrl $* failed: $out"
+	return 0
+}
