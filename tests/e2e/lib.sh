@@ -513,3 +513,28 @@ xrl_or_fail() {
 	out=$(xrl "$@" 2>&1) || xrlt_fail "xrl $* failed: $out"
 	return 0
 }
+# xr INSTANCE ARGS...: run xrl on INSTANCE; OUT, ERR (text), RC; files
+# $XRLT_TMP/o and $XRLT_TMP/e
+xr() {
+	local inst=$1
+	shift
+	"$XRL" --instance "$inst" "$@" >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
+	RC=$?
+	OUT=$(cat "$XRLT_TMP/o")
+	ERR=$(cat "$XRLT_TMP/e")
+}
+# must INSTANCE ARGS...: run xrl, which must succeed (one check)
+must() {
+	local inst=$1
+	shift
+	xr "$inst" "$@"
+	if [ "$RC" = 0 ]; then
+		ok "xrl --instance $inst $* (exit 0)"
+	else
+		bad "xrl --instance $inst $*: exit $RC: $ERR$OUT"
+	fi
+}
+# rules_of INSTANCE: its rule set, without the header comment (it names the instance)
+rules_of() { "$XRL" --instance "$1" rule save 2>&1 | grep -v '^#'; }
+# xdp_prog_id IFACE: the id of the XDP program attached to IFACE, or nothing
+xdp_prog_id() { ip -o link show dev "$1" 2>/dev/null | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}'; }
