@@ -142,6 +142,8 @@ $(BUILD)/test_policy: tests/prog/test_policy.c tests/prog/xrl_testlib.c tests/pr
 $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h | $(BUILD)/xrl
 	$(CC) $(CFLAGS) -Itests/prog -DXRL_SRC_DIR='"$(CURDIR)"' -DXRL_BUILD_DIR='"$(abspath $(BUILD))"' \
 		tests/prog/test_metrics.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
+# the cmocka tests' shared asserting helpers (tl_*)
+$(PROG_TESTS): tests/prog/xrl_tl_assert.h
 
 $(BUILD)/test_redis: tests/redis/test_redis.c $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)

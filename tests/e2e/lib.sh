@@ -502,3 +502,39 @@ xrlt_calc() { awk "BEGIN { printf \"%.6f\\n\", ($1) }"; }
 xrlt_is_uint() { [[ ${1:-} =~ ^[0-9]+$ ]]; }
 # exit status 0 when the awk condition holds, e.g. xrlt_true "3 < 5"
 xrlt_true() { awk "BEGIN { exit !($1) }"; }
+
+# ---------------------------------------------------------------- the CLI
+# xrl on the test's instance ($XRL and $INSTANCE, set by the test), and the
+# same stopping the test with the command's output when it fails. A test
+# that wants them otherwise defines its own after sourcing this file.
+xrl() { "$XRL" --instance "$INSTANCE" "$@"; }
+xrl_or_fail() {
+	local out
+	out=$(xrl "$@" 2>&1) || xrlt_fail "xrl $* failed: $out"
+	return 0
+}
+# xr INSTANCE ARGS...: run xrl on INSTANCE; OUT, ERR (text), RC; files
+# $XRLT_TMP/o and $XRLT_TMP/e
+xr() {
+	local inst=$1
+	shift
+	"$XRL" --instance "$inst" "$@" >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
+	RC=$?
+	OUT=$(cat "$XRLT_TMP/o")
+	ERR=$(cat "$XRLT_TMP/e")
+}
+# must INSTANCE ARGS...: run xrl, which must succeed (one check)
+must() {
+	local inst=$1
+	shift
+	xr "$inst" "$@"
+	if [ "$RC" = 0 ]; then
+		ok "xrl --instance $inst $* (exit 0)"
+	else
+		bad "xrl --instance $inst $*: exit $RC: $ERR$OUT"
+	fi
+}
+# rules_of INSTANCE: its rule set, without the header comment (it names the instance)
+rules_of() { "$XRL" --instance "$1" rule save 2>&1 | grep -v '^#'; }
+# xdp_prog_id IFACE: the id of the XDP program attached to IFACE, or nothing
+xdp_prog_id() { ip -o link show dev "$1" 2>/dev/null | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}'; }

@@ -84,29 +84,9 @@ CREATED_LINK_FF=0
 xrlt_counted_checks
 
 # ---------------------------------------------------------------- running xrl
-# xr INSTANCE ARGS...: run xrl; OUT, ERR (text), RC; files $XRLT_TMP/o, $XRLT_TMP/e
-xr() {
-	local inst=$1
-	shift
-	"$XRL" --instance "$inst" "$@" >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
-	RC=$?
-	OUT=$(cat "$XRLT_TMP/o")
-	ERR=$(cat "$XRLT_TMP/e")
-}
+# xr INSTANCE ARGS..., must INSTANCE ARGS..., rules_of, xdp_prog_id: lib.sh
 xa() { "$XRL" --instance "$A" "$@"; }
 xb() { "$XRL" --instance "$B" "$@"; }
-
-# must INSTANCE ARGS...: run xrl, which must succeed (one check)
-must() {
-	local inst=$1
-	shift
-	xr "$inst" "$@"
-	if [ "$RC" = 0 ]; then
-		ok "xrl --instance $inst $* (exit 0)"
-	else
-		bad "xrl --instance $inst $*: exit $RC: $ERR$OUT"
-	fi
-}
 
 # jq -e on FILE (or stdin when the last argument is not a file): the filter
 # holds. Empty input fails (jq 1.6 -e exits 0 when it reads nothing).
@@ -119,8 +99,6 @@ jqe() {
 		[ -n "$in" ] && printf '%s\n' "$in" | jq -e "$@"
 	fi
 }
-# rule set of an instance, without the header comment (it names the instance)
-rules_of() { "$XRL" --instance "$1" rule save 2>&1 | grep -v '^#'; }
 # what a failed command must not change: rule set (byte for byte) and status
 state_of() {
 	local inst=$1
@@ -263,7 +241,6 @@ rf() {
 	echo "${v:-0}"
 }
 gf() { jq -r --arg f "$2" '.[$f] // 0' "$1" 2>/dev/null || echo 0; }
-xdp_prog_id() { ip -o link show dev "$1" 2>/dev/null | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}'; }
 
 # ---------------------------------------------------------------- requirements
 xrlt_require_root

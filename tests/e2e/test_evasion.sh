@@ -45,13 +45,6 @@ N=5                 # frames per delivery check
 LIMIT_BURST=10
 LIMIT_SENT=100
 
-xrl() { "$XRL" --instance "$INSTANCE" "$@"; }
-xrl_or_fail() {
-	local out
-	out=$(xrl "$@" 2>&1) || xrlt_fail "xrl $* failed: $out"
-	return 0
-}
-
 xrlt_counted_checks
 xrlt_require_root
 xrlt_require_cmd ip timeout awk

@@ -55,27 +55,12 @@ MAX_IFACES=64                # bpf/xrl_common.h XRL_MAX_IFACES
 xrlt_counted_checks
 
 # ---------------------------------------------------------------- helpers
-xr() { # INSTANCE ARGS...: OUT, ERR, RC
-	local inst=$1
-	shift
-	"$XRL" --instance "$inst" "$@" >"$XRLT_TMP/o" 2>"$XRLT_TMP/e"
-	RC=$?
-	OUT=$(cat "$XRLT_TMP/o")
-	ERR=$(cat "$XRLT_TMP/e")
-}
-must() {
-	local inst=$1
-	shift
-	xr "$inst" "$@"
-	[ "$RC" = 0 ] && ok "xrl --instance $inst $* (exit 0)" || bad "xrl --instance $inst $*: exit $RC: $ERR$OUT"
-}
+# xr, must, rules_of, xdp_prog_id: lib.sh
 # veth NAME: a veth pair NAME/NAMEp in the root namespace, both ends down
 veth() {
 	ip link add "$1" type veth peer name "$1"p || xrlt_fail "cannot create veth $1"
 	IFS_ALL+=("$1")
 }
-xdp_prog_id() { ip -o link show dev "$1" 2>/dev/null | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}'; }
-rules_of() { "$XRL" --instance "$1" rule save 2>&1 | grep -v '^#'; }
 # the rule set as stats shows it: prefix and action per line, sorted
 stats_set() { "$XRL" --instance "$1" --json stats 2>&1 | jq -r '.rules[] | "\(.prefix) \(.action)"' 2>&1 | sort; }
 save_set() { rules_of "$1" | awk '{ a = $2 == "--deny" ? "deny" : $2 == "--allow" ? "allow" : "limit"; print $1, a }' | sort; }

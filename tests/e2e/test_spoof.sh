@@ -68,12 +68,6 @@ NS2_IF=${XRLT_NAME}y
 CREATED2=0
 
 xrlt_counted_checks
-xrl() { "$XRL" --instance "$INSTANCE" "$@"; }
-xrl_or_fail() {
-	local out
-	out=$(xrl "$@" 2>&1) || xrlt_fail "xrl $* failed: $out"
-	return 0
-}
 
 xrlt_require_root
 xrlt_require_cmd ip trafgen netsniff-ng perl timeout awk jq tmux
@@ -100,20 +94,23 @@ RULE=10.0.0.0/8
 xrl_or_fail rule add "$RULE" --rate "$RATE/s" --burst "$BURST" --per 32 "${ns_opt[@]}"
 xrlt_log "test_spoof: rule $RULE --rate $RATE/s --burst $BURST --per 32 ${ns_opt[*]:-(no --new-sources)}; $NEST established sources every $NEST x $GAP on $XRLT_ROOT_IF, a ${FLOOD_SECS}s flood over 10.0.0.0/12 on $ROOT2"
 
+# A trafgen config of one frame from each of COUNT sources, sent in turn:
+# the i-th (from 1) is 10.NET.(i / 256).(i % 256).
+# sources_cfg FILE NET COUNT
+sources_cfg() {
+	local i
+	: >"$1"
+	for i in $(seq 1 "$3"); do
+		printf '{ eth(da=%s, type=0x0800), ipv4(saddr=10.%d.%d.%d, daddr=%s, ttl=64, df), udp(sport=40000, dport=9), fill(0x78, 18) }\n' \
+			"$XRLT_DST_MAC" "$2" $((i / 256)) $((i % 256)) "$XRLT_DST_IP" >>"$1"
+	done
+}
 # ---- the established sources: 1000 frames in one trafgen config, sent in turn
 cfg=$XRLT_TMP/est.cfg
-: >"$cfg"
-for i in $(seq 0 $((NEST - 1))); do
-	printf '{ eth(da=%s, type=0x0800), ipv4(saddr=10.200.%d.%d, daddr=%s, ttl=64, df), udp(sport=40000, dport=9), fill(0x78, 18) }\n' \
-		"$XRLT_DST_MAC" $(((i + 1) / 256)) $(((i + 1) % 256)) "$XRLT_DST_IP" >>"$cfg"
-done
+sources_cfg "$cfg" 200 "$NEST"
 # NPROBE new sources, one frame each, sent on the established sources' interface during the flood
 pcfg=$XRLT_TMP/probe.cfg
-: >"$pcfg"
-for i in $(seq 1 "$NPROBE"); do
-	printf '{ eth(da=%s, type=0x0800), ipv4(saddr=10.201.%d.%d, daddr=%s, ttl=64, df), udp(sport=40000, dport=9), fill(0x78, 18) }\n' \
-		"$XRLT_DST_MAC" $((i / 256)) $((i % 256)) "$XRLT_DST_IP" >>"$pcfg"
-done
+sources_cfg "$pcfg" 201 "$NPROBE"
 gap_us=$(xrlt_gap_us "$GAP")
 # the whole run: a warm-up round and 1 s, the flood, 1 s after it
 est_count=$(((FLOOD_SECS + 3) * 1000000 / gap_us))
@@ -226,30 +223,36 @@ check "new sources given a bucket during the flood, both interfaces: $created_fl
 	xrlt_log "(NEWSRC=0: without --new-sources every spoofed source passes its first frames: the failure above is what the test is for)"
 check "the rule counted what reached XDP: passed $r_passed + dropped $r_dropped = $rx1 + $rx2" "$r_passed + $r_dropped == $rx1 + $rx2"
 check "pair 1 received the established and probe frames: $rx1 = $est_sent + ${probe_sent:-?}" "$rx1 == $est_sent + ${probe_sent:-0}"
+# What the live views said during the flood: top and top --watch a line
+# matching TOP_RE and WATCH_RE (WHAT, as the operator reads it), top --json
+# the rule's ALERT last, its entry also meeting the jq condition COND.
+# views_say WHAT TOP_RE WATCH_RE ALERT [COND]
+views_say() {
+	local what=$1 top_re=$2 watch_re=$3 alert=$4 cond=${5:-true}
+	grep -q "$top_re" "$XRLT_TMP/top.txt" &&
+		ok "top, during the flood, $what" ||
+		bad "top, during the flood, did not say it ($what): $(head -c 400 "$XRLT_TMP/top.txt")"
+	jq -e --arg r "$RULE" --arg a "$alert" "map(select(.alert == \$a and .rule == \$r and ($cond))) | length == 1" \
+		"$XRLT_TMP/top.json" >/dev/null 2>&1 &&
+		ok "top --json, during the flood, ends with the rule's $alert alert" ||
+		bad "top --json has no $alert alert for $RULE: $(head -c 400 "$XRLT_TMP/top.json")"
+	grep -q "$watch_re" "$XRLT_TMP/topw.txt" &&
+		ok "top --watch, during the flood, $what" ||
+		bad "top --watch, during the flood, did not say it ($what): $(head -c 600 "$XRLT_TMP/topw.txt")"
+}
+
 if [ "$NEWSRC" = 1 ]; then
 	check "the budget refused the flood's new sources: new_refused $r_refused > 0" "$r_refused > 0"
-	grep -q "new sources arrive at" "$XRLT_TMP/top.txt" &&
-		ok "top, during the flood, says new sources arrive far above the budget" ||
-		bad "top said nothing of new sources during the flood: $(head -c 400 "$XRLT_TMP/top.txt")"
-	jq -e --arg r "$RULE" 'map(select(.alert == "new_sources_over_budget" and .rule == $r and .source == null and .arrivals_per_s > 2 * .new_budget_per_s)) | length == 1' "$XRLT_TMP/top.json" >/dev/null 2>&1 &&
-		ok "top --json, during the flood, ends with the rule's new_sources_over_budget alert" ||
-		bad "top --json has no new_sources_over_budget alert for $RULE: $(head -c 400 "$XRLT_TMP/top.json")"
-	grep -q "rule $RULE: new sources arrive at" "$XRLT_TMP/topw.txt" &&
-		ok "top --watch, during the flood, says new sources arrive far above the budget" ||
-		bad "top --watch said nothing of new sources: $(head -c 600 "$XRLT_TMP/topw.txt")"
+	views_say "says new sources arrive far above the budget" "new sources arrive at" \
+		"rule $RULE: new sources arrive at" new_sources_over_budget \
+		'.source == null and .arrivals_per_s > 2 * .new_budget_per_s'
 	grep -q "^$RULE: new sources refused .*/s (--new-sources $NEW/s)" "$XRLT_TMP/statsw.txt" &&
 		ok "stats --watch gives the rule's refused new sources per second and its budget" ||
 		bad "stats --watch has no refused-new-sources line: $(head -c 600 "$XRLT_TMP/statsw.txt")"
 else
-	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/top.txt" &&
-		ok "top, during the flood, warns that a spoofed-source flood passes (names --new-sources, --total)" ||
-		bad "top did not warn of the flood passing: $(head -c 400 "$XRLT_TMP/top.txt")"
-	jq -e --arg r "$RULE" 'map(select(.alert == "new_sources_unbudgeted" and .rule == $r)) | length == 1' "$XRLT_TMP/top.json" >/dev/null 2>&1 &&
-		ok "top --json ends with the rule's new_sources_unbudgeted alert" ||
-		bad "top --json has no new_sources_unbudgeted alert for $RULE: $(head -c 400 "$XRLT_TMP/top.json")"
-	grep -q "a spoofed-source flood passes per-source limits" "$XRLT_TMP/topw.txt" &&
-		ok "top --watch warns that a spoofed-source flood passes" ||
-		bad "top --watch did not warn of the flood passing: $(head -c 600 "$XRLT_TMP/topw.txt")"
+	views_say "warns that a spoofed-source flood passes per-source limits" \
+		"a spoofed-source flood passes per-source limits" \
+		"a spoofed-source flood passes per-source limits" new_sources_unbudgeted
 fi
 
 xrlt_finish

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_rule.h"
 #include "xrl_metrics.h"
 
@@ -45,29 +45,20 @@ static int teardown(void **state)
 /* Install rules; UTC is at 0 of the test clock unless said otherwise (rt_off 0). */
 static void rules(const char *const *lines)
 {
-	assert_int_equal(xrl_tl_rules(&tl, lines), 0);
+	tl_rules(&tl, lines);
 	xrl_tl_set_rt_off(&tl, 0);
 }
 
 static int run_spec(const struct xrl_pkt_spec *s)
 {
-	__u8 buf[512];
-	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
-	int v = xrl_tl_run(tl.prog_fd, buf, len, 1, NULL);
-
-	assert_true(v >= 0);
-	return v;
+	return tl_send(&tl, s);
 }
 
 /* n packets of s at time t: how many passed */
 static int burst_at(__u64 t, const struct xrl_pkt_spec *s, int n)
 {
-	int i, pass = 0;
-
 	xrl_tl_set_clock(&tl, t);
-	for (i = 0; i < n; i++)
-		pass += run_spec(s) == XDP_PASS;
-	return pass;
+	return tl_passed(&tl, s, n);
 }
 
 /*

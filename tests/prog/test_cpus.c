@@ -24,7 +24,7 @@
 #include <bpf/libbpf.h>
 #include <cmocka.h>
 
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
 
@@ -117,22 +117,7 @@ static void *flood_thread(void *arg)
 
 static __u64 passed_of(const char *rule_prefix)
 {
-	static struct xrl_rule_def defs[XRL_MAX_RULES];
-	static __u32 ids[XRL_MAX_RULES];
-	struct xrl_rule_stats s;
-	char p[64];
-	int n, i;
-
-	assert_int_equal(xrl_ruleset_read(&maps, defs, ids, &n), 0);
-	for (i = 0; i < n; i++) {
-		xrl_prefix_format(defs[i].family, defs[i].addr, defs[i].plen, p, sizeof(p));
-		if (!strcmp(p, rule_prefix)) {
-			assert_int_equal(xrl_read_rule_stats(&maps, ids[i], &s), 0);
-			return s.passed;
-		}
-	}
-	fail_msg("no rule %s", rule_prefix);
-	return 0;
+	return tl_maps_rstats(&maps, rule_prefix).passed;
 }
 
 /* Elapsed between first and last packet lies in [lo, hi]. */
@@ -172,9 +157,7 @@ static int setup(void **state)
 		"192.0.2.160/28 --rate 64/s --algo sliding-log",
 		NULL,
 	};
-	struct xrl_rule_def defs[8];
-	char err[XRL_ERRLEN], cmd[256];
-	int i;
+	char cmd[256];
 
 	(void)state;
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -196,10 +179,7 @@ static int setup(void **state)
 		fprintf(stderr, "cannot attach the program natively to a test veth %s\n", veth);
 		return -1;
 	}
-	for (i = 0; lines[i]; i++)
-		if (xrl_rule_parse_line(lines[i], &defs[i], err, sizeof(err)) != 1)
-			return -1;
-	return xrl_ruleset_apply(&maps, defs, i, err, sizeof(err));
+	return xrl_tl_maps_rules(&maps, lines) ? -1 : 0;
 }
 
 static int teardown(void **state)
@@ -214,16 +194,20 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* CPU 0, then CPU 1, then CPU 0, ...: one bucket, whichever CPU asks. */
-static void test_in_turn(void **state)
+/* When a flood ran: its first packet inside [s0, e0], its last inside [sl, el]; what it sent. */
+struct span {
+	double s0, e0, sl, el;
+	unsigned long sent;
+};
+
+/* Eight turns of 0.125 s, CPU 0, 1, 0, ...: src0 from CPU 0, src1 from CPU 1. */
+static struct span in_turn(const char *src0, const char *src1)
 {
-	double s0 = 0, e0 = 0, sl = 0, el = 0;
-	unsigned long sent = 0;
+	struct span sp = { 0 };
 	int round;
 
-	(void)state;
 	for (round = 0; round < 8; round++) {
-		struct flood f = { .cpu = round % 2, .rt = 1, .src = "192.0.2.10",
+		struct flood f = { .cpu = round % 2, .rt = 1, .src = round % 2 ? src1 : src0,
 				   .until = now_s() + 0.125 };
 		pthread_t t;
 		void *ret;
@@ -232,14 +216,49 @@ static void test_in_turn(void **state)
 		pthread_join(t, &ret);
 		assert_null(ret);
 		if (round == 0) {
-			s0 = f.s0;
-			e0 = f.e0;
+			sp.s0 = f.s0;
+			sp.e0 = f.e0;
 		}
-		sl = f.sl;
-		el = f.el;
-		sent += f.sent;
+		sp.sl = f.sl;
+		sp.el = f.el;
+		sp.sent += f.sent;
 	}
-	check("CPU 0 and 1 in turn", passed_of("192.0.2.10/32"), sl - e0, el - s0, sent);
+	return sp;
+}
+
+/* Both CPUs at once for secs, src from CPU 0 and src1 from CPU 1; each thread's figures in f. */
+static struct span at_once(struct flood f[2], const char *src, const char *src1, int rt, double secs)
+{
+	double until = now_s() + secs;
+	struct span sp;
+	pthread_t t[2];
+	void *ret;
+	int i;
+
+	f[0] = (struct flood){ .cpu = 0, .rt = rt, .src = src, .until = until };
+	f[1] = (struct flood){ .cpu = 1, .rt = rt, .src = src1, .until = until };
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], &ret);
+		assert_null(ret);
+	}
+	sp.s0 = f[0].s0 < f[1].s0 ? f[0].s0 : f[1].s0;
+	sp.e0 = f[0].e0 < f[1].e0 ? f[0].e0 : f[1].e0;
+	sp.sl = f[0].sl > f[1].sl ? f[0].sl : f[1].sl;
+	sp.el = f[0].el > f[1].el ? f[0].el : f[1].el;
+	sp.sent = f[0].sent + f[1].sent;
+	return sp;
+}
+
+/* CPU 0, then CPU 1, then CPU 0, ...: one bucket, whichever CPU asks. */
+static void test_in_turn(void **state)
+{
+	struct span sp;
+
+	(void)state;
+	sp = in_turn("192.0.2.10", "192.0.2.10");
+	check("CPU 0 and 1 in turn", passed_of("192.0.2.10/32"), sp.sl - sp.e0, sp.el - sp.s0, sp.sent);
 }
 
 /*
@@ -250,36 +269,18 @@ static void test_in_turn(void **state)
 static int same_time2(const char *what, const char *src, const char *src1, const char *prefix,
 		      double burst, int rt, double max_pause, double secs)
 {
-	double until = now_s() + secs;
-	struct flood f[2] = {
-		{ .cpu = 0, .rt = rt, .src = src, .until = until },
-		{ .cpu = 1, .rt = rt, .src = src1, .until = until },
-	};
-	pthread_t t[2];
-	void *ret;
-	struct xrl_global_stats g;
-	double s0, e0, sl, el;
 	__u64 before = passed_of(prefix);
-	int i;
+	struct flood f[2];
+	struct span sp = at_once(f, src, src1, rt, secs);
 
-	for (i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
-	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], &ret);
-		assert_null(ret);
-	}
-	s0 = f[0].s0 < f[1].s0 ? f[0].s0 : f[1].s0;
-	e0 = f[0].e0 < f[1].e0 ? f[0].e0 : f[1].e0;
-	sl = f[0].sl > f[1].sl ? f[0].sl : f[1].sl;
-	el = f[0].el > f[1].el ? f[0].el : f[1].el;
 	if (f[0].max_pause > max_pause || f[1].max_pause > max_pause) {
 		printf("  %s: a flood thread paused %.1f ms (other load on the machine): run again\n", what,
 		       1e3 * (f[0].max_pause > f[1].max_pause ? f[0].max_pause : f[1].max_pause));
 		return -1;
 	}
-	check_burst(what, burst, passed_of(prefix) - before, sl - e0, el - s0, f[0].sent + f[1].sent);
-	assert_int_equal(xrl_read_global(&maps, &g), 0);
-	printf("  compare-and-swap retries exhausted so far: %llu\n", (unsigned long long)g.cas_contended);
+	check_burst(what, burst, passed_of(prefix) - before, sp.sl - sp.e0, sp.el - sp.s0, sp.sent);
+	printf("  compare-and-swap retries exhausted so far: %llu\n",
+	       (unsigned long long)tl_maps_gstats(&maps).cas_contended);
 	return 0;
 }
 
@@ -341,30 +342,13 @@ static void test_total_same_time(void **state)
  */
 static void test_total_in_turn(void **state)
 {
-	double s0 = 0, e0 = 0, sl = 0, el = 0;
-	unsigned long sent = 0;
 	__u64 before = passed_of("192.0.2.64/27");
-	int round;
+	struct span sp;
 
 	(void)state;
-	for (round = 0; round < 8; round++) {
-		struct flood f = { .cpu = round % 2, .rt = 1, .src = round % 2 ? "192.0.2.67" : "192.0.2.66",
-				   .until = now_s() + 0.125 };
-		pthread_t t;
-		void *ret;
-
-		assert_int_equal(pthread_create(&t, NULL, flood_thread, &f), 0);
-		pthread_join(t, &ret);
-		assert_null(ret);
-		if (round == 0) {
-			s0 = f.s0;
-			e0 = f.e0;
-		}
-		sl = f.sl;
-		el = f.el;
-		sent += f.sent;
-	}
-	check("--total, CPU 0 and 1 in turn", passed_of("192.0.2.64/27") - before, sl - e0, el - s0, sent);
+	sp = in_turn("192.0.2.66", "192.0.2.67");
+	check("--total, CPU 0 and 1 in turn", passed_of("192.0.2.64/27") - before, sp.sl - sp.e0,
+	      sp.el - sp.s0, sp.sent);
 }
 
 /*
@@ -385,31 +369,21 @@ static double ffloor(double x)   /* x > 0 here */
 static void algo_same_time(const char *what, const char *src, const char *prefix, int log,
 			   double limit)
 {
-	double until = now_s() + 2.3;
-	struct flood f[2] = {
-		{ .cpu = 0, .rt = 1, .src = src, .until = until },
-		{ .cpu = 1, .rt = 1, .src = src, .until = until },
-	};
 	struct xrl_config cfg;
+	struct flood f[2];
+	struct span sp;
 	double s0, e0, sl, el, off, lo, hi;
-	__u64 before = passed_of(prefix), passed;
-	pthread_t t[2];
-	void *ret;
-	int i;
+	__u64 before, passed;
 
 	assert_int_equal(xrl_read_config(&maps, &cfg), 0);
 	off = (double)cfg.rt_off_ns / 1e9;
-	for (i = 0; i < 2; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, flood_thread, &f[i]), 0);
-	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], &ret);
-		assert_null(ret);
-	}
+	before = passed_of(prefix);
+	sp = at_once(f, src, src, 1, 2.3);
 	passed = passed_of(prefix) - before;
-	s0 = f[0].s0 < f[1].s0 ? f[0].s0 : f[1].s0;
-	e0 = f[0].e0 < f[1].e0 ? f[0].e0 : f[1].e0;
-	sl = f[0].sl > f[1].sl ? f[0].sl : f[1].sl;
-	el = f[0].el > f[1].el ? f[0].el : f[1].el;
+	s0 = sp.s0;
+	e0 = sp.e0;
+	sl = sp.sl;
+	el = sp.el;
 	if (log) {
 		lo = limit * (ffloor(sl - e0) + 1);
 		hi = limit * (ffloor(el - s0) + 1);
@@ -418,9 +392,9 @@ static void algo_same_time(const char *what, const char *src, const char *prefix
 		hi = limit * (ffloor(el + off) - ffloor(s0 + off) + 1);
 		lo = (limit - 1) * (ffloor(sl + off) - ffloor(e0 + off) - 1);
 	}
-	printf("  %s: sent %lu, passed %llu, expected %.0f..%.0f\n", what, f[0].sent + f[1].sent,
+	printf("  %s: sent %lu, passed %llu, expected %.0f..%.0f\n", what, sp.sent,
 	       (unsigned long long)passed, lo, hi);
-	assert_true((double)(f[0].sent + f[1].sent) > 2.0 * (double)passed);
+	assert_true((double)sp.sent > 2.0 * (double)passed);
 	assert_true((double)passed <= hi);
 	assert_true((double)passed >= lo);
 }

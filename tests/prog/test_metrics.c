@@ -36,7 +36,7 @@
 #include <jansson.h>
 #include <cmocka.h>
 
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_metrics.h"
 #include "xrl_rule.h"
 #include "xrl_cli.h"
@@ -162,24 +162,6 @@ static void assert_promtool_ok(const char *text)
 
 static struct xrl_tl tl;   /* counters test, server tests, stats --json test */
 
-static void send_n(struct xrl_tl *t, const struct xrl_pkt_spec *s, __u32 n, int verdict)
-{
-	__u8 buf[512];
-	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
-
-	assert_int_equal(xrl_tl_run(t->prog_fd, buf, len, n, NULL), verdict);
-}
-
-static void send_each(struct xrl_tl *t, const struct xrl_pkt_spec *s, __u32 n)
-{
-	__u8 buf[512];
-	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
-	__u32 i;
-
-	for (i = 0; i < n; i++)
-		assert_true(xrl_tl_run(t->prog_fd, buf, len, 1, NULL) >= 0);
-}
-
 static const char *const traffic_rules[] = {
 	"10.0.0.0/8 --rate 10/s --burst 10",
 	"10.1.0.0/16 --proto tcp --dport 80 --deny",
@@ -206,11 +188,11 @@ static int setup_traffic(void **state)
 	if (xrl_tl_open(&tl, 4096, XRL_MALFORMED_PASS) || xrl_tl_rules(&tl, traffic_rules))
 		return -1;
 	xrl_tl_set_clock(&tl, 1000 * SEC_NS);
-	send_each(&tl, &lim, 20);
-	send_n(&tl, &den, 5, XDP_DROP);
-	send_n(&tl, &v6, 3, XDP_PASS);
-	send_n(&tl, &arp, 1, XDP_PASS);
-	send_n(&tl, &none, 4, XDP_PASS);
+	tl_passed(&tl, &lim, 20);
+	tl_send_n(&tl, &den, 5, XDP_DROP);
+	tl_send_n(&tl, &v6, 3, XDP_PASS);
+	tl_send_n(&tl, &arp, 1, XDP_PASS);
+	tl_send_n(&tl, &none, 4, XDP_PASS);
 	xrl_pkt_build(buf, sizeof(buf), &none, &l3, NULL);
 	if (xrl_tl_run(tl.prog_fd, buf, l3 + 10, 2, NULL) != XDP_PASS)   /* malformed, policy pass */
 		return -1;
@@ -426,13 +408,11 @@ static void test_evictions(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 256, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	tl_start(&t, 256, r, 1000 * SEC_NS);
 	s.src = src;
 	for (i = 0; i < 2000; i++) {
 		snprintf(src, sizeof(src), "10.9.%d.%d", i / 250, i % 250 + 1);
-		send_n(&t, &s, 1, XDP_PASS);
+		tl_send_n(&t, &s, 1, XDP_PASS);
 	}
 	text = render(&o, &t.maps, NULL, NULL);
 	assert_int_equal(xrl_read_global(&t.maps, &g), 0);
@@ -470,17 +450,15 @@ static void test_sources_after_rule_change(void **state)
 	int i, n;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, two), 0);
-	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	tl_start(&t, 4096, two, 1000 * SEC_NS);
 	s.src = src;
 	for (i = 0; i < 50; i++) {
 		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
-		send_n(&t, &s, 1, XDP_PASS);
+		tl_send_n(&t, &s, 1, XDP_PASS);
 	}
 	for (i = 0; i < 30; i++) {
 		snprintf(src, sizeof(src), "10.1.0.%d", i + 1);
-		send_n(&t, &s, 1, XDP_PASS);
+		tl_send_n(&t, &s, 1, XDP_PASS);
 	}
 	assert_int_equal(xrl_ruleset_read(&t.maps, defs, ids, &n), 0);
 	assert_int_equal(xrl_census_sources(&t.maps, defs, ids, n, per, &c), 0);
@@ -490,7 +468,7 @@ static void test_sources_after_rule_change(void **state)
 		assert_int_equal(per[i], defs[i].plen == 8 ? 50 : 30);
 
 	/* the /8 removed: its 50 buckets are still in the table, not tracked */
-	assert_int_equal(xrl_tl_rules(&t, one), 0);
+	tl_rules(&t, one);
 	text = render(&o, &t.maps, NULL, NULL);
 	assert_int_equal(value(text, "xrl_sources_tracked{instance=\"" INST "\",family=\"ipv4\"}"), 30);
 	assert_int_equal(value(text, "xrl_sources_stale{instance=\"" INST "\"}"), 50);
@@ -500,14 +478,14 @@ static void test_sources_after_rule_change(void **state)
 	free(text);
 
 	/* the /16's rate changed: its buckets restart full when their sources come back */
-	assert_int_equal(xrl_tl_rules(&t, changed), 0);
+	tl_rules(&t, changed);
 	assert_int_equal(xrl_ruleset_read(&t.maps, defs, ids, &n), 0);
 	assert_int_equal(xrl_census_sources(&t.maps, defs, ids, n, per, &c), 0);
 	assert_int_equal(c.tracked, 0);
 	assert_int_equal(c.stale, 80);
 	for (i = 0; i < 5; i++) {
 		snprintf(src, sizeof(src), "10.1.0.%d", i + 1);
-		send_n(&t, &s, 1, XDP_PASS);
+		tl_send_n(&t, &s, 1, XDP_PASS);
 	}
 	text = render(&o, &t.maps, NULL, NULL);
 	assert_int_equal(value(text, "xrl_sources_tracked{instance=\"" INST "\",family=\"ipv4\"}"), 5);
@@ -534,17 +512,15 @@ static void test_new_sources_refused(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 256, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	tl_start(&t, 256, r, 1000 * SEC_NS);
 	s.src = src;
 	for (i = 0; i < 7; i++) {
 		snprintf(src, sizeof(src), "10.9.0.%d", i + 1);
-		send_n(&t, &s, 1, i < 2 ? XDP_PASS : XDP_DROP);
+		tl_send_n(&t, &s, 1, i < 2 ? XDP_PASS : XDP_DROP);
 	}
 	for (i = 0; i < 5; i++) {
 		snprintf(src, sizeof(src), "10.2.0.%d", i + 1);
-		send_n(&t, &s, 1, i < 3 ? XDP_PASS : XDP_DROP);
+		tl_send_n(&t, &s, 1, i < 3 ? XDP_PASS : XDP_DROP);
 	}
 	text = render(&o, &t.maps, NULL, NULL);
 	assert_int_equal(value(text, "xrl_total_refused_total{instance=\"" INST "\",rule=\"10.2.0.0/16\"}"), 2);
@@ -619,7 +595,7 @@ static void test_top_k_bound(void **state)
 
 	(void)state;
 	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	tl_rules(&t, r);
 	len = xrl_pkt_build(buf, sizeof(buf), &s, &l3, NULL);
 	for (i = 0; i < 100000; i++) {
 		if (i == 50000) {   /* the heavy sources in the middle of the flood */
@@ -631,7 +607,7 @@ static void test_top_k_bound(void **state)
 
 				snprintf(src, sizeof(src), "10.200.0.%d", h + 1);
 				hs.src = src;
-				send_n(&t, &hs, 800 * (__u32)(h + 1), XDP_DROP);
+				tl_send_n(&t, &hs, 800 * (__u32)(h + 1), XDP_DROP);
 			}
 		}
 		/* 10.200.0.0/24 is for the heavy sources: step out of it, still distinct */
@@ -714,6 +690,16 @@ static void http(const char *addr, unsigned short port, const char *method, cons
 	free(all);
 }
 
+/* The status of one request, its reply dropped. */
+static int http_status(const char *addr, unsigned short port, const char *method, const char *path)
+{
+	struct http_reply r;
+
+	http(addr, port, method, path, &r);
+	free(r.body);
+	return r.status;
+}
+
 static struct xrl_metrics *start(const struct xrl_metrics_opts *o, const struct xrl_maps *m)
 {
 	char err[256];
@@ -753,9 +739,7 @@ static void test_server(void **state)
 		free(text);
 		free(r.body);
 
-		http(addrs[k], port, "GET", "/metrics?ignored=1", &r);
-		assert_int_equal(r.status, 200);
-		free(r.body);
+		assert_int_equal(http_status(addrs[k], port, "GET", "/metrics?ignored=1"), 200);
 
 		http(addrs[k], port, "HEAD", "/metrics", &r);
 		assert_int_equal(r.status, 200);
@@ -767,20 +751,14 @@ static void test_server(void **state)
 		assert_string_equal(r.body, "ok\n");
 		free(r.body);
 
-		http(addrs[k], port, "GET", "/", &r);
-		assert_int_equal(r.status, 404);
-		free(r.body);
-		http(addrs[k], port, "GET", "/metricsx", &r);
-		assert_int_equal(r.status, 404);
-		free(r.body);
+		assert_int_equal(http_status(addrs[k], port, "GET", "/"), 404);
+		assert_int_equal(http_status(addrs[k], port, "GET", "/metricsx"), 404);
 
 		http(addrs[k], port, "POST", "/metrics", &r);
 		assert_int_equal(r.status, 405);
 		assert_non_null(strcasestr(r.head, "Allow: GET, HEAD"));
 		free(r.body);
-		http(addrs[k], port, "DELETE", "/healthz", &r);
-		assert_int_equal(r.status, 405);
-		free(r.body);
+		assert_int_equal(http_status(addrs[k], port, "DELETE", "/healthz"), 405);
 
 		xrl_metrics_stop(srv);
 	}
@@ -1199,7 +1177,7 @@ static void test_scrapes_during_rule_changes(void **state)
 	xrl_metrics_stop(srv);
 	assert_true(f.applies > 10);   /* the rules did change under the scrapes */
 	assert_true(seen_a > 0 && seen_b > 0);
-	assert_int_equal(xrl_tl_rules(&tl, traffic_rules), 0);
+	tl_rules(&tl, traffic_rules);
 }
 
 static int setup_pinned(void **state)

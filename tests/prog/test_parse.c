@@ -22,7 +22,7 @@
 #include <linux/in6.h>
 #include <cmocka.h>
 
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_rule.h"
 
 #define SEC_NS 1000000000ULL
@@ -32,9 +32,7 @@ static struct xrl_tl tl_pass, tl_drop;   /* malformed policy pass / drop */
 static int setup(void **state)
 {
 	(void)state;
-	if (xrl_tl_open(&tl_pass, 4096, XRL_MALFORMED_PASS))
-		return -1;
-	if (xrl_tl_open(&tl_drop, 4096, XRL_MALFORMED_DROP))
+	if (tl_open_pair(&tl_pass, &tl_drop))
 		return -1;
 	xrl_tl_set_clock(&tl_pass, 1000 * SEC_NS);
 	xrl_tl_set_clock(&tl_drop, 1000 * SEC_NS);
@@ -44,22 +42,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	xrl_tl_close(&tl_pass);
-	xrl_tl_close(&tl_drop);
+	tl_close_pair(&tl_pass, &tl_drop);
 	return 0;
-}
-
-static void rules(struct xrl_tl *t, const char *const *lines)
-{
-	assert_int_equal(xrl_tl_rules(t, lines), 0);
-}
-
-static struct xrl_global_stats gstats(struct xrl_tl *t)
-{
-	struct xrl_global_stats g;
-
-	assert_int_equal(xrl_read_global(&t->maps, &g), 0);
-	return g;
 }
 
 /* Sum of the dropped counters of every rule in force. */
@@ -88,11 +72,11 @@ struct expect {
 static void check(struct xrl_tl *t, const char *name, const __u8 *buf, size_t len,
 		  struct expect e)
 {
-	struct xrl_global_stats a = gstats(t), b;
+	struct xrl_global_stats a = tl_gstats(t), b;
 	__u64 ra = rule_drops(t), rb;
 	int v = xrl_tl_run(t->prog_fd, buf, len, 1, NULL);
 
-	b = gstats(t);
+	b = tl_gstats(t);
 	rb = rule_drops(t);
 	if (v != e.verdict || b.non_ip - a.non_ip != (__u64)e.non_ip ||
 	    b.malformed - a.malformed != (__u64)e.malformed ||
@@ -145,7 +129,7 @@ static void test_vlan_stacks(void **state)
 	(void)state;
 	for (k = 0; k < 2; k++) {
 		t = k ? &tl_drop : &tl_pass;
-		rules(t, r);
+		tl_rules(t, r);
 		for (n = 0; n <= 20; n++) {
 			v4.vlans = v6.vlans = ok4.vlans = arp.vlans = n;
 			snprintf(name, sizeof(name), "ipv4 behind %d tags", n);
@@ -169,7 +153,7 @@ static void test_vlan_stacks(void **state)
 		      (struct expect){ .verdict = XDP_PASS, .non_ip = 1 });
 	}
 	/* a limit sees tagged packets as the same source: 1 token, then drops */
-	rules(&tl_pass, lim);
+	tl_rules(&tl_pass, lim);
 	for (n = 0; n < 6; n++) {
 		v4.vlans = 3 + n % 4;
 		check_spec(&tl_pass, "limited source behind tags", &v4,
@@ -199,8 +183,8 @@ static void test_long_ipv6_chain(void **state)
 	int n;
 
 	(void)state;
-	rules(&tl_pass, r);
-	rules(&tl_drop, r);
+	tl_rules(&tl_pass, r);
+	tl_rules(&tl_drop, r);
 	for (n = XRL_MAX_EXT_HDRS; n <= 12; n++) {
 		int deep = n > XRL_MAX_EXT_HDRS;
 
@@ -226,7 +210,7 @@ static void test_long_ipv6_chain(void **state)
 	s.src = "2001:db8:7c9::1";
 	check_spec(&tl_pass, "port-allowed source, tcp/22 shown", &s, PASSED);
 	/* a limit on UDP presumes a long chain is UDP: it takes the tokens */
-	rules(&tl_pass, lim);
+	tl_rules(&tl_pass, lim);
 	s.src = "2001:db8:11::5";
 	s.proto = IPPROTO_UDP;
 	s.dport = 0;
@@ -255,8 +239,8 @@ static void test_ipv4_bad_lengths(void **state)
 	unsigned i;
 
 	(void)state;
-	rules(&tl_pass, r);
-	rules(&tl_drop, r);
+	tl_rules(&tl_pass, r);
+	tl_rules(&tl_drop, r);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		len = xrl_pkt_build(buf, sizeof(buf), &s, &l3, &l4);
 		if (bad[i].off == 3)
@@ -335,8 +319,8 @@ static void test_tiny_fragments(void **state)
 	int n;
 
 	(void)state;
-	rules(&tl_pass, r);
-	rules(&tl_drop, r);
+	tl_rules(&tl_pass, r);
+	tl_rules(&tl_drop, r);
 	for (n = 0; n < 20; n += 4) {
 		char name[64];
 

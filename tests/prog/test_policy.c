@@ -18,50 +18,34 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_rule.h"
 
 #define SEC_NS 1000000000ULL
 
-static int sendp(struct xrl_tl *t, int family, const char *src, int payload)
+/* A UDP frame from src to port 53 with payload bytes after the header. */
+static struct xrl_pkt_spec frame(int family, const char *src, int payload)
 {
 	struct xrl_pkt_spec s = { .family = family, .src = src,
 				  .dst = family == 4 ? "192.0.2.1" : "2001:db8:ffff::1",
 				  .dport = 53, .payload = payload };
-	__u8 buf[2048];
-	size_t len = xrl_pkt_build(buf, sizeof(buf), &s, NULL, NULL);
-	int v = xrl_tl_run(t->prog_fd, buf, len, 1, NULL);
 
-	assert_true(v >= 0);
-	return v;
+	return s;
+}
+
+static int sendp(struct xrl_tl *t, int family, const char *src, int payload)
+{
+	struct xrl_pkt_spec s = frame(family, src, payload);
+
+	return tl_send(t, &s);
 }
 
 /* Packets of n sent from src that passed. */
 static int sendn(struct xrl_tl *t, int family, const char *src, int n)
 {
-	int pass = 0, i;
+	struct xrl_pkt_spec s = frame(family, src, 0);
 
-	for (i = 0; i < n; i++)
-		pass += sendp(t, family, src, 0) == XDP_PASS;
-	return pass;
-}
-
-static struct xrl_rule_stats rstats(struct xrl_tl *t, const char *rule)
-{
-	struct xrl_rule_stats s;
-	int id = xrl_tl_rule_id(t, rule);
-
-	assert_true(id >= 0);
-	assert_int_equal(xrl_read_rule_stats(&t->maps, (__u32)id, &s), 0);
-	return s;
-}
-
-static struct xrl_global_stats gstats(struct xrl_tl *t)
-{
-	struct xrl_global_stats g;
-
-	assert_int_equal(xrl_read_global(&t->maps, &g), 0);
-	return g;
+	return tl_passed(t, &s, n);
 }
 
 /* The events of one type the data path wrote since the last call (0: any), into evs. */
@@ -124,9 +108,7 @@ static void test_shadow(void **state)
 	struct xrl_tl t;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 4096, r, t0);
 	/* the token-bucket case: 20 at t=0 give 10/10, 10 at t=1 s give 5/5 */
 	assert_int_equal(sendn(&t, 4, "10.1.0.1", 20), 10);
 	assert_int_equal(sendn(&t, 4, "10.2.0.1", 20), 20);
@@ -136,9 +118,9 @@ static void test_shadow(void **state)
 	assert_int_equal(sendn(&t, 4, "10.1.0.1", 10), 5);
 	assert_int_equal(sendn(&t, 4, "10.2.0.1", 10), 10);
 	assert_int_equal(sendn(&t, 6, "2001:db8:2:2::1", 10), 10);
-	a = rstats(&t, "10.1.0.0/16");
-	b = rstats(&t, "10.2.0.0/16");
-	c = rstats(&t, "2001:db8:2::/48");
+	a = tl_rstats(&t, "10.1.0.0/16");
+	b = tl_rstats(&t, "10.2.0.0/16");
+	c = tl_rstats(&t, "2001:db8:2::/48");
 	assert_int_equal(a.passed, 15);
 	assert_int_equal(a.dropped, 15);
 	assert_int_equal(b.passed, 15);           /* what it admitted: as the enforcing rule */
@@ -149,7 +131,7 @@ static void test_shadow(void **state)
 	assert_int_equal(c.passed, 15);
 	assert_int_equal(c.shadow_dropped, 15);
 	assert_int_equal(c.dropped, 0);
-	g = gstats(&t);
+	g = tl_gstats(&t);
 	assert_int_equal(g.dropped, 15);   /* the enforcing rule's only */
 	xrl_tl_close(&t);
 }
@@ -167,9 +149,7 @@ static void test_shadow_events(void **state)
 	struct xrl_tl t;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	tl_start(&t, 4096, r, 1000 * SEC_NS);
 	events(&t, 0);
 	assert_int_equal(sendn(&t, 4, "10.1.0.1", 10 + 200), 210);
 	assert_int_equal(events(&t, 0), 1);
@@ -201,7 +181,7 @@ static void test_block(void **state)
 
 	(void)state;
 	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
+	tl_rules(&t, r);
 	ka = key4(&t, rule, "10.3.0.1");
 	kb = key4(&t, rule, "10.3.0.2");
 	xrl_tl_set_clock(&t, t0);
@@ -225,7 +205,7 @@ static void test_block(void **state)
 	/* a well-behaved source of the rule passes throughout */
 	for (i = 0; i < 5; i++)
 		assert_int_equal(sendp(&t, 4, "10.3.0.3", 0), XDP_PASS);
-	s = rstats(&t, rule);
+	s = tl_rstats(&t, rule);
 	assert_int_equal(s.blocked, 3 + 1);   /* 10.3.0.2's 7th was blocked, its 6th the drop */
 	assert_int_equal(s.dropped, 1 + 3 + 2);
 	assert_int_equal(s.passed, 5 + 5 + 5);
@@ -246,7 +226,7 @@ static void test_block(void **state)
 	assert_int_equal(sendn(&t, 4, "10.3.0.2", 1), 0);
 	xrl_tl_set_clock(&t, t0 + 40 * SEC_NS);
 	assert_int_equal(sendn(&t, 4, "10.3.0.2", 5), 5);
-	s = rstats(&t, rule);
+	s = tl_rstats(&t, rule);
 	assert_int_equal(s.blocked, 4 + 2 + 2 + 1);
 	assert_int_equal(s.dropped, 6 + 2 + 1 + 2 + 1);
 	assert_int_equal(s.passed, 15 + 5 + 5);
@@ -271,16 +251,14 @@ static void test_block_rule_change(void **state)
 	struct xrl_tl t;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r1), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 4096, r1, t0);
 	assert_int_equal(sendn(&t, 4, "10.8.0.1", 6), 5);
 	xrl_tl_set_clock(&t, t0 + 10 * SEC_NS);
 	assert_int_equal(sendn(&t, 4, "10.8.0.1", 2), 0);   /* blocked for the hour */
-	assert_int_equal(xrl_tl_rules(&t, r2), 0);
+	tl_rules(&t, r2);
 	assert_int_equal(sendn(&t, 4, "10.8.0.1", 6), 5);   /* a full bucket, then blocked anew */
 	assert_int_equal(sendn(&t, 4, "10.8.0.1", 1), 0);
-	assert_int_equal(rstats(&t, "10.8.0.0/16").blocked, 2 + 1);
+	assert_int_equal(tl_rstats(&t, "10.8.0.0/16").blocked, 2 + 1);
 	xrl_tl_close(&t);
 }
 
@@ -300,16 +278,14 @@ static void test_block_v6_shadow(void **state)
 	struct xrl_tl t;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 4096, r, t0);
 	assert_int_equal(sendn(&t, 6, "2001:db8:7:1::1", 3), 2);
 	xrl_tl_set_clock(&t, t0 + 59 * SEC_NS);
 	assert_int_equal(sendn(&t, 6, "2001:db8:7:1::2", 2), 0);   /* the same /64: blocked */
 	assert_int_equal(sendn(&t, 6, "2001:db8:7:2::1", 2), 2);   /* another /64 */
 	xrl_tl_set_clock(&t, t0 + 60 * SEC_NS);
 	assert_int_equal(sendn(&t, 6, "2001:db8:7:1::2", 2), 2);
-	s = rstats(&t, "2001:db8:7::/48");
+	s = tl_rstats(&t, "2001:db8:7::/48");
 	assert_int_equal(s.blocked, 2);
 	assert_int_equal(s.dropped, 3);
 
@@ -320,12 +296,12 @@ static void test_block_v6_shadow(void **state)
 	assert_int_equal(sendn(&t, 4, "10.4.0.1", 4), 4);
 	xrl_tl_set_clock(&t, t0 + 10 * SEC_NS);
 	assert_int_equal(sendn(&t, 4, "10.4.0.1", 3), 3);
-	s = rstats(&t, "10.4.0.0/16");
+	s = tl_rstats(&t, "10.4.0.0/16");
 	assert_int_equal(s.passed, 2 + 2);
 	assert_int_equal(s.blocked, 4);
 	assert_int_equal(s.shadow_dropped, 1 + 4 + 1);
 	assert_int_equal(s.dropped, 0);
-	assert_int_equal(gstats(&t).dropped, 3);
+	assert_int_equal(tl_gstats(&t).dropped, 3);
 	xrl_tl_close(&t);
 }
 
@@ -346,9 +322,7 @@ static void test_block_own_excess_only(void **state)
 	int i, pass = 0;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, 4000 * SEC_NS);
+	tl_start(&t, 4096, r, 4000 * SEC_NS);
 	for (i = 0; i < 6; i++) {
 		snprintf(src, sizeof(src), "10.5.0.%d", i + 1);
 		pass += sendp(&t, 4, src, 0) == XDP_PASS;
@@ -356,9 +330,9 @@ static void test_block_own_excess_only(void **state)
 		pass += sendp(&t, 4, src, 0) == XDP_PASS;
 	}
 	assert_int_equal(pass, 3 + 2);
-	assert_int_equal(rstats(&t, "10.5.0.0/16").total_refused, 3);
-	assert_int_equal(rstats(&t, "10.6.0.0/16").new_refused, 4);
-	assert_int_equal(rstats(&t, "10.5.0.0/16").blocked + rstats(&t, "10.6.0.0/16").blocked, 0);
+	assert_int_equal(tl_rstats(&t, "10.5.0.0/16").total_refused, 3);
+	assert_int_equal(tl_rstats(&t, "10.6.0.0/16").new_refused, 4);
+	assert_int_equal(tl_rstats(&t, "10.5.0.0/16").blocked + tl_rstats(&t, "10.6.0.0/16").blocked, 0);
 	{
 		struct xrl_bucket_key next;
 
@@ -385,9 +359,7 @@ static void test_bytes_only(void **state)
 	int i, pass = 0;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 4096, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 4096, r, t0);
 	/* 14 + 20 + 8 + 958 = 1000 bytes */
 	for (i = 0; i < 5; i++)
 		pass += sendp(&t, 4, "10.7.0.1", 958) == XDP_PASS;
@@ -396,13 +368,13 @@ static void test_bytes_only(void **state)
 	for (pass = 0, i = 0; i < 3; i++)
 		pass += sendp(&t, 4, "10.7.0.1", 958) == XDP_PASS;
 	assert_int_equal(pass, 1);
-	s = rstats(&t, "10.7.0.0/16");
+	s = tl_rstats(&t, "10.7.0.0/16");
 	assert_int_equal(s.passed, 4);
 	assert_int_equal(s.passed_bytes, 4000);
 	assert_int_equal(s.dropped, 4);
 	/* another source, 60-byte frames (42 padded to the Ethernet minimum): 3000 / 60 */
 	assert_int_equal(sendn(&t, 4, "10.7.0.2", 100), 50);
-	assert_int_equal(rstats(&t, "10.7.0.0/16").passed_bytes, 4000 + 3000);
+	assert_int_equal(tl_rstats(&t, "10.7.0.0/16").passed_bytes, 4000 + 3000);
 	xrl_tl_close(&t);
 }
 

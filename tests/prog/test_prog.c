@@ -25,7 +25,7 @@
 #include "xrl_bucket.h"
 #include "xrl_table.h"
 #include "xrl_clock.skel.h"
-#include "xrl_testlib.h"
+#include "xrl_tl_assert.h"
 #include "xrl_rule.h"
 
 #define SEC_NS 1000000000ULL
@@ -35,58 +35,14 @@ static struct xrl_tl tl_pass, tl_drop;   /* malformed policy pass / drop */
 static int setup(void **state)
 {
 	(void)state;
-	if (xrl_tl_open(&tl_pass, 4096, XRL_MALFORMED_PASS))
-		return -1;
-	if (xrl_tl_open(&tl_drop, 4096, XRL_MALFORMED_DROP))
-		return -1;
-	return 0;
+	return tl_open_pair(&tl_pass, &tl_drop);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	xrl_tl_close(&tl_pass);
-	xrl_tl_close(&tl_drop);
+	tl_close_pair(&tl_pass, &tl_drop);
 	return 0;
-}
-
-static int run(struct xrl_tl *t, const __u8 *pkt, size_t len)
-{
-	int v = xrl_tl_run(t->prog_fd, pkt, len, 1, NULL);
-
-	assert_true(v >= 0);
-	return v;
-}
-
-static int run_spec(struct xrl_tl *t, const struct xrl_pkt_spec *s)
-{
-	__u8 buf[512];
-	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
-
-	return run(t, buf, len);
-}
-
-static struct xrl_global_stats gstats(struct xrl_tl *t)
-{
-	struct xrl_global_stats g;
-
-	assert_int_equal(xrl_read_global(&t->maps, &g), 0);
-	return g;
-}
-
-static struct xrl_rule_stats rstats(struct xrl_tl *t, const char *rule)
-{
-	struct xrl_rule_stats s;
-	int id = xrl_tl_rule_id(t, rule);
-
-	assert_true(id >= 0);
-	assert_int_equal(xrl_read_rule_stats(&t->maps, (__u32)id, &s), 0);
-	return s;
-}
-
-static void rules(struct xrl_tl *t, const char *const *lines)
-{
-	assert_int_equal(xrl_tl_rules(t, lines), 0);
 }
 
 static const __u8 ext_hop[] = { IPPROTO_HOPOPTS };
@@ -146,9 +102,9 @@ static void test_verdict_table(void **state)
 	size_t i;
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int v = run_spec(&tl_pass, &cases[i].spec);
+		int v = tl_send(&tl_pass, &cases[i].spec);
 
 		if (v != cases[i].verdict)
 			fail_msg("%s: verdict %d, expected %d", cases[i].name, v, cases[i].verdict);
@@ -162,9 +118,9 @@ static void test_non_ip_counted(void **state)
 	struct xrl_global_stats a, b;
 
 	(void)state;
-	a = gstats(&tl_drop);
-	assert_int_equal(run_spec(&tl_drop, &arp), XDP_PASS);
-	b = gstats(&tl_drop);
+	a = tl_gstats(&tl_drop);
+	assert_int_equal(tl_send(&tl_drop, &arp), XDP_PASS);
+	b = tl_gstats(&tl_drop);
 	assert_int_equal(b.non_ip - a.non_ip, 1);
 	assert_int_equal(b.malformed - a.malformed, 0);
 }
@@ -184,11 +140,11 @@ static void check_truncations(const char *name, const struct xrl_pkt_spec *s)
 
 	(void)len;
 	for (cut = ETH_HLEN; cut < l4_end; cut++) {
-		struct xrl_global_stats a = gstats(&tl_drop), b;
-		int vp = run(&tl_pass, buf, cut);
-		int vd = run(&tl_drop, buf, cut);
+		struct xrl_global_stats a = tl_gstats(&tl_drop), b;
+		int vp = tl_run(&tl_pass, buf, cut);
+		int vd = tl_run(&tl_drop, buf, cut);
 
-		b = gstats(&tl_drop);
+		b = tl_gstats(&tl_drop);
 		if (cut < l3) {
 			if (vp != XDP_PASS || vd != XDP_PASS || b.malformed != a.malformed)
 				fail_msg("%s cut at %zu (before IP): pass %d drop %d malformed +%llu",
@@ -211,8 +167,8 @@ static void test_truncated_every_layer(void **state)
 	const struct xrl_pkt_spec v6i = { .family = 6, .proto = IPPROTO_ICMPV6, .vlans = 1 };
 
 	(void)state;
-	rules(&tl_pass, r);
-	rules(&tl_drop, r);
+	tl_rules(&tl_pass, r);
+	tl_rules(&tl_drop, r);
 	check_truncations("QinQ ipv4+options tcp", &v4);
 	check_truncations("802.1Q ipv4 udp", &v4u);
 	check_truncations("ipv6 ext tcp", &v6);
@@ -232,18 +188,18 @@ static void test_invalid_headers(void **state)
 	(void)state;
 	len = xrl_pkt_build(buf, sizeof(buf), &v4, &l3, &l4);
 	buf[l3] = 0x44;   /* IHL 4 < 5 */
-	assert_int_equal(run(&tl_drop, buf, len), XDP_DROP);
+	assert_int_equal(tl_run(&tl_drop, buf, len), XDP_DROP);
 	buf[l3] = 0x65;   /* version 6 in an IPv4 ethertype */
-	assert_int_equal(run(&tl_drop, buf, len), XDP_DROP);
+	assert_int_equal(tl_run(&tl_drop, buf, len), XDP_DROP);
 	len = xrl_pkt_build(buf, sizeof(buf), &v4, &l3, &l4);
 	buf[l3 + 2] = 0x0f;   /* total length beyond the frame */
-	assert_int_equal(run(&tl_drop, buf, len), XDP_DROP);
-	assert_int_equal(run(&tl_pass, buf, len), XDP_PASS);
+	assert_int_equal(tl_run(&tl_drop, buf, len), XDP_DROP);
+	assert_int_equal(tl_run(&tl_pass, buf, len), XDP_PASS);
 	len = xrl_pkt_build(buf, sizeof(buf), &v6, &l3, &l4);
 	buf[l3 + 4] = 0x0f;   /* payload length beyond the frame */
-	assert_int_equal(run(&tl_drop, buf, len), XDP_DROP);
-	assert_int_equal(run_spec(&tl_drop, &deep), XDP_DROP);
-	assert_int_equal(run_spec(&tl_pass, &deep), XDP_PASS);
+	assert_int_equal(tl_run(&tl_drop, buf, len), XDP_DROP);
+	assert_int_equal(tl_send(&tl_drop, &deep), XDP_DROP);
+	assert_int_equal(tl_send(&tl_pass, &deep), XDP_PASS);
 }
 
 /*
@@ -257,22 +213,19 @@ static void test_literature_example(void **state)
 	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.1" };
 	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.2" };
 	struct xrl_rule_stats s;
-	int i, pass = 0;
+	int pass = 0;
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	xrl_tl_set_clock(&tl_pass, 1000 * SEC_NS);
-	for (i = 0; i < 20; i++)
-		pass += run_spec(&tl_pass, &a) == XDP_PASS;
+	pass += tl_passed(&tl_pass, &a, 20);
 	assert_int_equal(pass, 10);
 	xrl_tl_set_clock(&tl_pass, 1001 * SEC_NS);
-	for (pass = 0, i = 0; i < 10; i++)
-		pass += run_spec(&tl_pass, &a) == XDP_PASS;
+	pass = tl_passed(&tl_pass, &a, 10);
 	assert_int_equal(pass, 5);
-	for (pass = 0, i = 0; i < 10; i++)
-		pass += run_spec(&tl_pass, &b) == XDP_PASS;
+	pass = tl_passed(&tl_pass, &b, 10);
 	assert_int_equal(pass, 10);
-	s = rstats(&tl_pass, "192.0.2.0/24");
+	s = tl_rstats(&tl_pass, "192.0.2.0/24");
 	assert_int_equal(s.passed, 25);
 	assert_int_equal(s.dropped, 15);
 }
@@ -286,11 +239,11 @@ static void test_rate_exact(void **state)
 	int pass = 0;
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	/* 10 packets per ms for 2 s: ten times the rate */
 	for (t = 0; t < 2 * SEC_NS; t += 100000) {
 		xrl_tl_set_clock(&tl_pass, t0 + t);
-		pass += run_spec(&tl_pass, &a) == XDP_PASS;
+		pass += tl_send(&tl_pass, &a) == XDP_PASS;
 	}
 	/* last packet at 1.9999 s: 50 + floor(1999.9) = 2049 */
 	assert_int_equal(pass, 50 + 1999);
@@ -309,20 +262,20 @@ static void test_aggregation(void **state)
 	int i, pass = 0;
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	xrl_tl_set_clock(&tl_pass, 9000 * SEC_NS);
 	for (i = 0; i < 4; i++) {
 		struct xrl_pkt_spec s = { .family = 4, .src = v4src[i] };
 
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+		pass += tl_send(&tl_pass, &s) == XDP_PASS;
 	}
 	assert_int_equal(pass, 3);   /* one shared bucket of 3 */
 	/* /64 default: the first two addresses share a /64, the third does not */
 	for (pass = 0, i = 0; i < 3; i++) {
 		struct xrl_pkt_spec s = { .family = 6, .src = v6src[i] };
 
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+		pass += tl_send(&tl_pass, &s) == XDP_PASS;
+		pass += tl_send(&tl_pass, &s) == XDP_PASS;
 	}
 	assert_int_equal(pass, 2 + 2);
 }
@@ -341,26 +294,26 @@ static void test_precedence(void **state)
 	struct xrl_pkt_spec s = { .family = 4, .proto = IPPROTO_UDP };
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	xrl_tl_set_clock(&tl_pass, 12345 * SEC_NS);
 	s.src = "10.2.0.1";
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_DROP);
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
 	s.src = "10.1.9.9";
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_PASS);
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);
 	s.src = "10.1.2.3";
 	s.dport = 53;
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_PASS);
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_PASS);   /* allow: no limit */
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);   /* allow: no limit */
 	s.dport = 54;
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_PASS);   /* the limit's one token */
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_DROP);
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);   /* the limit's one token */
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
 	/* SYN-only deny in 10.9/16; other TCP falls through to the /8 deny */
 	s.src = "10.9.0.1";
 	s.proto = IPPROTO_TCP;
 	s.tcp_flags = 0x02;
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_DROP);
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
 	s.src = "192.0.2.1";
-	assert_int_equal(run_spec(&tl_pass, &s), XDP_PASS);   /* no rule */
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);   /* no rule */
 }
 
 /* A packet must fit both the packet and the byte bucket. */
@@ -370,17 +323,15 @@ static void test_byte_bucket(void **state)
 		"192.0.2.0/24 --rate 1000/s --burst 1000 --bytes 10k --bytes-burst 1000", NULL,
 	};
 	struct xrl_pkt_spec s = { .family = 4, .src = "192.0.2.50", .payload = 458 };  /* 500 B frame */
-	int i, pass = 0;
+	int pass = 0;
 
 	(void)state;
-	rules(&tl_pass, r);
+	tl_rules(&tl_pass, r);
 	xrl_tl_set_clock(&tl_pass, 20000 * SEC_NS);
-	for (i = 0; i < 10; i++)
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+	pass += tl_passed(&tl_pass, &s, 10);
 	assert_int_equal(pass, 2);          /* 1000-byte burst holds two 500-byte frames */
 	xrl_tl_set_clock(&tl_pass, 20000 * SEC_NS + SEC_NS / 10);   /* +1000 bytes */
-	for (pass = 0, i = 0; i < 10; i++)
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+	pass = tl_passed(&tl_pass, &s, 10);
 	assert_int_equal(pass, 2);
 }
 
@@ -390,17 +341,15 @@ static void test_rule_change(void **state)
 	static const char *const r1[] = { "192.0.2.0/24 --rate 1/h --burst 1", NULL };
 	static const char *const r2[] = { "192.0.2.0/24 --rate 1/h --burst 3", NULL };
 	struct xrl_pkt_spec s = { .family = 4, .src = "192.0.2.77" };
-	int i, pass = 0;
+	int pass = 0;
 
 	(void)state;
-	rules(&tl_pass, r1);
+	tl_rules(&tl_pass, r1);
 	xrl_tl_set_clock(&tl_pass, 30000 * SEC_NS);
-	for (i = 0; i < 3; i++)
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+	pass += tl_passed(&tl_pass, &s, 3);
 	assert_int_equal(pass, 1);
-	rules(&tl_pass, r2);
-	for (pass = 0, i = 0; i < 5; i++)
-		pass += run_spec(&tl_pass, &s) == XDP_PASS;
+	tl_rules(&tl_pass, r2);
+	pass = tl_passed(&tl_pass, &s, 5);
 	assert_int_equal(pass, 3);
 }
 
@@ -447,26 +396,26 @@ static void test_rule_cache(void **state)
 	a.src = src_a;
 	b.src = src_b;
 
-	rules(&tl_pass, none);
+	tl_rules(&tl_pass, none);
 	for (i = 0; i < 3; i++)
-		assert_int_equal(run_spec(&tl_pass, &a), XDP_PASS);   /* no rule, cached as such */
-	rules(&tl_pass, r1);
+		assert_int_equal(tl_send(&tl_pass, &a), XDP_PASS);   /* no rule, cached as such */
+	tl_rules(&tl_pass, r1);
 	for (i = 0; i < 4; i++) {
-		assert_int_equal(run_spec(&tl_pass, &a), XDP_DROP);
-		assert_int_equal(run_spec(&tl_pass, &b), XDP_PASS);
+		assert_int_equal(tl_send(&tl_pass, &a), XDP_DROP);
+		assert_int_equal(tl_send(&tl_pass, &b), XDP_PASS);
 	}
 	/* 10.3/16's entry looks at the protocol: UDP denied, TCP falls through to /0 */
 	u.src = "10.3.0.9";
 	for (i = 0; i < 3; i++) {
 		for (j = 0; j < 2; j++) {
 			u.proto = j ? IPPROTO_TCP : IPPROTO_UDP;
-			assert_int_equal(run_spec(&tl_pass, &u), j ? XDP_PASS : XDP_DROP);
+			assert_int_equal(tl_send(&tl_pass, &u), j ? XDP_PASS : XDP_DROP);
 		}
 	}
-	rules(&tl_pass, r2);
+	tl_rules(&tl_pass, r2);
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(run_spec(&tl_pass, &a), XDP_PASS);
-		assert_int_equal(run_spec(&tl_pass, &b), XDP_DROP);
+		assert_int_equal(tl_send(&tl_pass, &a), XDP_PASS);
+		assert_int_equal(tl_send(&tl_pass, &b), XDP_DROP);
 	}
 	/* the same for two IPv6 sources in one slot */
 	assert_int_equal(inet_pton(AF_INET6, a6.src, w), 1);
@@ -479,10 +428,10 @@ static void test_rule_cache(void **state)
 	}
 	assert_true(i < 65536);
 	b6.src = src_b6;
-	rules(&tl_pass, r6);
+	tl_rules(&tl_pass, r6);
 	for (i = 0; i < 4; i++) {
-		assert_int_equal(run_spec(&tl_pass, &a6), XDP_DROP);
-		assert_int_equal(run_spec(&tl_pass, &b6), XDP_PASS);
+		assert_int_equal(tl_send(&tl_pass, &a6), XDP_DROP);
+		assert_int_equal(tl_send(&tl_pass, &b6), XDP_PASS);
 	}
 }
 
@@ -503,20 +452,18 @@ static void test_rule_created(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, 41000 * SEC_NS);
+	tl_start(&t, 65536, r, 41000 * SEC_NS);
 	for (i = 0; i < 2000; i++) {
 		struct xrl_pkt_spec s = { .family = 4, .src = src };
 
 		snprintf(src, sizeof(src), "100.64.%d.%d", i / 250, i % 250 + 1);
-		assert_int_equal(run_spec(&t, &s), XDP_PASS);
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
 		if (i % 4 == 0)
-			assert_int_equal(run_spec(&t, &s), XDP_PASS);   /* seen again: no new bucket */
+			assert_int_equal(tl_send(&t, &s), XDP_PASS);   /* seen again: no new bucket */
 	}
-	assert_int_equal(rstats(&t, "100.64.0.0/10").created, 2000);
-	assert_int_equal(rstats(&t, "203.0.113.0/24").created, 0);
-	assert_int_equal(gstats(&t).sources_created, 2000);
+	assert_int_equal(tl_rstats(&t, "100.64.0.0/10").created, 2000);
+	assert_int_equal(tl_rstats(&t, "203.0.113.0/24").created, 0);
+	assert_int_equal(tl_gstats(&t).sources_created, 2000);
 	xrl_tl_close(&t);
 }
 
@@ -531,16 +478,14 @@ static void test_evictions(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&small, 64, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&small, r), 0);
-	xrl_tl_set_clock(&small, 40000 * SEC_NS);
+	tl_start(&small, 64, r, 40000 * SEC_NS);
 	for (i = 0; i < 1000; i++) {
 		struct xrl_pkt_spec s = { .family = 4, .src = src };
 
 		snprintf(src, sizeof(src), "100.64.%d.%d", i / 250, i % 250 + 1);
-		assert_int_equal(run_spec(&small, &s), XDP_PASS);   /* each new source starts full */
+		assert_int_equal(tl_send(&small, &s), XDP_PASS);   /* each new source starts full */
 	}
-	g = gstats(&small);
+	g = tl_gstats(&small);
 	live = xrl_count_sources(&small.maps);
 	assert_int_equal(g.sources_created, 1000);
 	assert_true(live > 0 && live <= 64);
@@ -558,7 +503,7 @@ static int newsrc_pkt(struct xrl_tl *t, int family, int i)
 		snprintf(src, sizeof(src), "198.51.%d.%d", 100 + i / 250, i % 250 + 1);
 	else
 		snprintf(src, sizeof(src), "2001:db8:5:%x::1", i + 1);   /* one /64 each */
-	return run_spec(t, &s);
+	return tl_send(t, &s);
 }
 
 /*
@@ -587,14 +532,12 @@ static void test_new_sources(void **state)
 	int i, step, pass = 0, next = 0, est;
 
 	(void)state;
-	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 65536, r, t0);
 	for (i = 0; i < 10; i++)
 		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
 	assert_int_equal(pass, 3);   /* the burst: sources 0, 1, 2 */
 	assert_int_equal(xrl_count_sources(&t.maps), 3);
-	rs = rstats(&t, "198.51.100.0/22");
+	rs = tl_rstats(&t, "198.51.100.0/22");
 	assert_int_equal(rs.new_refused, 7);
 	assert_int_equal(rs.dropped, 7);
 
@@ -613,19 +556,19 @@ static void test_new_sources(void **state)
 	assert_int_equal(pass, 10);
 	assert_int_equal(est, 60);
 	assert_int_equal(xrl_count_sources(&t.maps), 13);
-	rs = rstats(&t, "198.51.100.0/22");
+	rs = tl_rstats(&t, "198.51.100.0/22");
 	assert_int_equal(rs.new_refused, 7 + 80 - 10);
 	assert_int_equal(rs.passed, 3 + 10 + 60);
-	g = gstats(&t);
+	g = tl_gstats(&t);
 	assert_int_equal(g.sources_created, 13);
 	/* the rule's share: the admitted sources only, none refused; the other rule none */
 	assert_int_equal(rs.created, 13);
-	assert_int_equal(rstats(&t, "2001:db8:5::/48").created, 0);
+	assert_int_equal(tl_rstats(&t, "2001:db8:5::/48").created, 0);
 	/* an established source over its own limit is dropped by its bucket, not the budget */
 	for (pass = 0, i = 0; i < 20; i++)
 		pass += newsrc_pkt(&t, 4, 0) == XDP_PASS;
 	assert_int_equal(pass, 9);   /* its burst of 10 less the one just spent */
-	assert_int_equal(rstats(&t, "198.51.100.0/22").new_refused, 77);
+	assert_int_equal(tl_rstats(&t, "198.51.100.0/22").new_refused, 77);
 
 	/* IPv6, 1/m with a burst of 2: two sources, then one a minute */
 	xrl_tl_set_clock(&t, t0 + 3 * SEC_NS);
@@ -636,9 +579,9 @@ static void test_new_sources(void **state)
 	for (pass = 0, i = 5; i < 10; i++)
 		pass += newsrc_pkt(&t, 6, i) == XDP_PASS;
 	assert_int_equal(pass, 1);
-	assert_int_equal(rstats(&t, "2001:db8:5::/48").new_refused, 3 + 4);
-	assert_int_equal(rstats(&t, "2001:db8:5::/48").created, 3);
-	assert_int_equal(rstats(&t, "198.51.100.0/22").created, 13);
+	assert_int_equal(tl_rstats(&t, "2001:db8:5::/48").new_refused, 3 + 4);
+	assert_int_equal(tl_rstats(&t, "2001:db8:5::/48").created, 3);
+	assert_int_equal(tl_rstats(&t, "198.51.100.0/22").created, 13);
 	assert_int_equal(xrl_count_sources(&t.maps), 13 + 3);
 
 	/* a new version of the rule restarts its budget full: 3 new sources at once again */
@@ -649,7 +592,7 @@ static void test_new_sources(void **state)
 	for (pass = 0, i = 0; i < 5; i++)
 		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
 	assert_int_equal(pass, 0);
-	assert_int_equal(xrl_tl_rules(&t, r2), 0);
+	tl_rules(&t, r2);
 	for (pass = 0, i = 0; i < 5; i++)
 		pass += newsrc_pkt(&t, 4, next++) == XDP_PASS;
 	assert_int_equal(pass, 3);
@@ -670,7 +613,7 @@ static int total_send(struct xrl_tl *t, int i, int n)
 	snprintf(src, sizeof(src), "192.0.%d.%d", i / 250, i % 250 + 1);
 	len = xrl_pkt_build(buf, sizeof(buf), &s, NULL, NULL);
 	for (k = 0; k < n; k++)
-		pass += run(t, buf, len) == XDP_PASS;
+		pass += tl_run(t, buf, len) == XDP_PASS;
 	return pass;
 }
 
@@ -696,14 +639,12 @@ static void test_total_cap(void **state)
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-	assert_int_equal(xrl_tl_open(&t, 65536, XRL_MALFORMED_PASS), 0);
-	assert_int_equal(xrl_tl_rules(&t, r), 0);
-	xrl_tl_set_clock(&t, t0);
+	tl_start(&t, 65536, r, t0);
 	/* 20 sources x 600, each within its own burst of 1000: the cap passes 10000 */
 	for (pass = 0, i = 0; i < 20; i++)
 		pass += total_send(&t, i, 600);
 	assert_int_equal(pass, 10000);
-	rs = rstats(&t, "192.0.0.0/22");
+	rs = tl_rstats(&t, "192.0.0.0/22");
 	assert_int_equal(rs.total_refused, 2000);
 	assert_int_equal(rs.dropped, 2000);
 
@@ -718,14 +659,14 @@ static void test_total_cap(void **state)
 	for (pass = 0, i = 17; i < 40; i++)
 		pass += total_send(&t, i, 300);
 	assert_int_equal(pass, 4400);
-	rs = rstats(&t, "192.0.0.0/22");
+	rs = tl_rstats(&t, "192.0.0.0/22");
 	assert_int_equal(rs.total_refused, 2000 + 23 * 300 - 4400);
 	assert_int_equal(rs.dropped, 2000 + 400 + 23 * 300 - 4400);
 	assert_int_equal(rs.passed, 10000 + 5000);
 	/* a source over its own limit while the cap has tokens: its bucket decides */
 	xrl_tl_set_clock(&t, t0 + 2 * SEC_NS);
 	assert_int_equal(total_send(&t, 100, 1500), 1000);
-	assert_int_equal(rstats(&t, "192.0.0.0/22").total_refused, 2000 + 2500);
+	assert_int_equal(tl_rstats(&t, "192.0.0.0/22").total_refused, 2000 + 2500);
 	xrl_tl_close(&t);
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
@@ -755,38 +696,38 @@ static void test_rule_cache_granule(void **state)
 
 	(void)state;
 	assert_int_equal(xrl_tl_open(&t, 1024, XRL_MALFORMED_PASS), 0);
-	rules(&t, coarse);
+	tl_rules(&t, coarse);
 	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
 	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 20);
 	assert_int_equal(XRL_RC_SHORT_V6(cfg.rc_short[cfg.active_gen & 1]), 96);
 	for (i = 0; i < 3; i++) {
 		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
-		assert_int_equal(run_spec(&t, &s4), XDP_DROP);
+		assert_int_equal(tl_send(&t, &s4), XDP_DROP);
 		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
-		assert_int_equal(run_spec(&t, &s6), XDP_DROP);
+		assert_int_equal(tl_send(&t, &s6), XDP_DROP);
 	}
 	s4.src = "10.16.0.1";   /* outside the /12: no rule, though the entry of 10.0.0.0/12 is cached */
-	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s4), XDP_PASS);
 	/* a /32 and a /128 inside: the granule is the whole source now, in the same switch */
-	rules(&t, fine);
+	tl_rules(&t, fine);
 	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
 	assert_int_equal(cfg.rc_short[cfg.active_gen & 1], 0);
 	for (i = 0; i < 4; i++) {
 		s4.src = i & 1 ? "10.0.0.7" : "10.0.0.8";
-		assert_int_equal(run_spec(&t, &s4), i & 1 ? XDP_PASS : XDP_DROP);
+		assert_int_equal(tl_send(&t, &s4), i & 1 ? XDP_PASS : XDP_DROP);
 		s6.src = i & 1 ? "2001:db8::7" : "2001:db8::8";
-		assert_int_equal(run_spec(&t, &s6), i & 1 ? XDP_PASS : XDP_DROP);
+		assert_int_equal(tl_send(&t, &s6), i & 1 ? XDP_PASS : XDP_DROP);
 	}
 	/* no IPv4 rule at all: one entry for every IPv4 source, none of them judged */
-	rules(&t, v6only);
+	tl_rules(&t, v6only);
 	assert_int_equal(xrl_read_config(&t.maps, &cfg), 0);
 	assert_int_equal(XRL_RC_SHORT_V4(cfg.rc_short[cfg.active_gen & 1]), 32);
 	s4.src = "10.0.0.8";
-	assert_int_equal(run_spec(&t, &s4), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s4), XDP_PASS);
 	s6.src = "2001:db8::8";
-	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s6), XDP_PASS);
 	s6.src = "2001:db8::7";
-	assert_int_equal(run_spec(&t, &s6), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s6), XDP_PASS);
 	xrl_tl_close(&t);
 }
 
@@ -838,7 +779,7 @@ static void test_replacement_policy(void **state)
 	assert_int_equal(xrl_tl_open(&t, 8 * W, XRL_MALFORMED_PASS), 0);   /* 8 sets of W */
 	assert_int_equal(xrl_map_max_entries(t.maps.buckets_v4), 8);
 	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), 8 * W);
-	rules(&t, r);
+	tl_rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
 	assert_int_equal(same_set(id, 8, "100.64", src, W + 4), W + 4);
 
@@ -846,7 +787,7 @@ static void test_replacement_policy(void **state)
 	for (i = 0; i < W; i++) {
 		xrl_tl_set_clock(&t, base + (__u64)i * SEC_NS);
 		s.src = src[i];
-		assert_int_equal(run_spec(&t, &s), XDP_PASS);
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	}
 	for (i = 0; i < W; i++)
 		assert_int_equal(passed_of(&t, id, src[i]), 1);
@@ -854,35 +795,35 @@ static void test_replacement_policy(void **state)
 	/* all but src[0] are looked up (over limit: dropped) */
 	for (i = 1; i < W; i++) {
 		s.src = src[i];
-		assert_int_equal(run_spec(&t, &s), XDP_DROP);
+		assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	}
 	/* a new source replaces the one way not seen, though src[0] was not admitted longest ago */
 	s.src = src[W];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[0]), 0);
 	for (i = 1; i < W + 1; i++)
 		assert_int_equal(passed_of(&t, id, src[i]), 1);
 	/* that insert cleared the seen marks: the next one takes the longest admitted, src[1] */
 	s.src = src[W + 1];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[1]), 0);
 	assert_int_equal(passed_of(&t, id, src[2]), 1);
-	assert_int_equal(gstats(&t).evicted_seen, 0);
+	assert_int_equal(tl_gstats(&t).evicted_seen, 0);
 	/* every way looked up: a seen one goes, the longest admitted (src[2]), and is counted */
 	for (i = 2; i < W + 2; i++) {
 		s.src = src[i];
-		assert_int_equal(run_spec(&t, &s), XDP_DROP);
+		assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	}
 	s.src = src[W + 2];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[2]), 0);
-	assert_int_equal(gstats(&t).evicted_seen, 1);
+	assert_int_equal(tl_gstats(&t).evicted_seen, 1);
 	/* a replaced source starts over full; a kept one stays limited */
 	s.src = src[0];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	s.src = src[W + 1];
-	assert_int_equal(run_spec(&t, &s), XDP_DROP);
-	g = gstats(&t);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	g = tl_gstats(&t);
 	assert_int_equal(g.sources_created, W + 4);
 	assert_int_equal(xrl_count_sources(&t.maps), W + 0);
 	assert_int_equal(xrl_evicted(&g, xrl_count_sources(&t.maps)), 4);
@@ -923,7 +864,7 @@ static void test_abuser_held_under_stream(void **state)
 	(void)state;
 	assert_int_equal(xrl_tl_open(&t, STREAM_TABLE, XRL_MALFORMED_PASS), 0);
 	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), STREAM_TABLE);
-	rules(&t, r);
+	tl_rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "10.0.0.0/7");
 	id_slow = (__u32)xrl_tl_rule_id(&t, "12.0.0.0/8");
 	/* the bench's source walk (xrl_clock.bpf.c), its probe tables shrunk to nothing */
@@ -968,7 +909,7 @@ static void test_abuser_held_under_stream(void **state)
 	assert_int_equal(xrl_read_rule_stats(&t.maps, id_slow, &rs), 0);
 	assert_int_equal(rs.passed, 5);
 	assert_int_equal(rs.dropped, STREAM_STEPS * STREAM_PER_STEP / 2 - 5);
-	g = gstats(&t);
+	g = tl_gstats(&t);
 	assert_int_equal(g.sources_created, STREAM_STEPS * STREAM_PER_STEP + 2);
 	assert_int_equal(g.evicted_seen, 0);
 	assert_int_equal(g.insert_failed, 0);

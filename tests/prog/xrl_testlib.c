@@ -65,7 +65,7 @@ void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns)
 	xrl_config_set_rt_off(&t->maps, ns);
 }
 
-int xrl_tl_rules(struct xrl_tl *t, const char *const *lines)
+int xrl_tl_maps_rules(const struct xrl_maps *m, const char *const *lines)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	char err[XRL_ERRLEN];
@@ -79,21 +79,26 @@ int xrl_tl_rules(struct xrl_tl *t, const char *const *lines)
 		}
 		n += r;
 	}
-	if (xrl_ruleset_apply(&t->maps, defs, n, err, sizeof(err))) {
+	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err))) {
 		fprintf(stderr, "apply: %s\n", err);
 		return -1;
 	}
 	return 0;
 }
 
-int xrl_tl_rule_id(struct xrl_tl *t, const char *match)
+int xrl_tl_rules(struct xrl_tl *t, const char *const *lines)
+{
+	return xrl_tl_maps_rules(&t->maps, lines);
+}
+
+int xrl_tl_maps_rule_id(const struct xrl_maps *m, const char *match)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
 	char text[256];
 	int n, i;
 
-	if (xrl_ruleset_read(&t->maps, defs, ids, &n))
+	if (xrl_ruleset_read(m, defs, ids, &n))
 		return -1;
 	for (i = 0; i < n; i++) {
 		xrl_rule_format(&defs[i], text, sizeof(text));
@@ -101,6 +106,11 @@ int xrl_tl_rule_id(struct xrl_tl *t, const char *match)
 			return (int)ids[i];
 	}
 	return -1;
+}
+
+int xrl_tl_rule_id(struct xrl_tl *t, const char *match)
+{
+	return xrl_tl_maps_rule_id(&t->maps, match);
 }
 
 int xrl_tl_run(int prog_fd, const void *pkt, size_t len, __u32 repeat, __u32 *duration_ns)

@@ -31,6 +31,9 @@ void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns);
 int xrl_tl_rules(struct xrl_tl *t, const char *const *lines);
 /* Rule id of the rule whose rule-file text starts with match, or -1. */
 int xrl_tl_rule_id(struct xrl_tl *t, const char *prefix_and_match);
+/* The same two on the maps of any object (the production one too). */
+int xrl_tl_maps_rules(const struct xrl_maps *m, const char *const *lines);
+int xrl_tl_maps_rule_id(const struct xrl_maps *m, const char *prefix_and_match);
 
 /* Run one packet repeat times. Returns XDP verdict of the last run, or -errno. */
 int xrl_tl_run(int prog_fd, const void *pkt, size_t len, __u32 repeat, __u32 *duration_ns);
