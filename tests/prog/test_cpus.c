@@ -88,7 +88,7 @@ struct flood {
 static void *flood_thread(void *arg)
 {
 	struct flood *f = arg;
-	struct xrl_pkt_spec s = { .family = 4, .src = f->src };
+	struct xrl_pkt_spec s = { .family = strchr(f->src, ':') ? 6 : 4, .src = f->src };
 	__u8 pkt[128];
 	size_t len = xrl_pkt_build(pkt, sizeof(pkt), &s, NULL, NULL);
 
@@ -155,6 +155,10 @@ static int setup(void **state)
 		"192.0.2.128/28 --rate 50000/s --algo fixed-window",
 		"192.0.2.144/28 --rate 50000/s --algo sliding-window",
 		"192.0.2.160/28 --rate 64/s --algo sliding-log",
+		/* the same for IPv6 sources (their entries hold the address: other ways, same word) */
+		"2001:db8:c0:1::/64 --per 128 --rate 50000/s --algo fixed-window",
+		"2001:db8:c0:2::/64 --per 128 --rate 50000/s --algo sliding-window",
+		"2001:db8:c0:3::/64 --per 128 --rate 64/s --algo sliding-log",
 		NULL,
 	};
 	char cmd[256];
@@ -420,6 +424,27 @@ static void test_algo_sliding_log(void **state)
 		       "192.0.2.160/28", 1, 64);
 }
 
+static void test_algo_fixed_window6(void **state)
+{
+	(void)state;
+	algo_same_time("--algo fixed-window 50000/s, IPv6, CPU 0 and 1 at once", "2001:db8:c0:1::7",
+		       "2001:db8:c0:1::/64", 0, 50000);
+}
+
+static void test_algo_sliding_window6(void **state)
+{
+	(void)state;
+	algo_same_time("--algo sliding-window 50000/s, IPv6, CPU 0 and 1 at once", "2001:db8:c0:2::7",
+		       "2001:db8:c0:2::/64", 0, 50000);
+}
+
+static void test_algo_sliding_log6(void **state)
+{
+	(void)state;
+	algo_same_time("--algo sliding-log 64/s, IPv6, CPU 0 and 1 at once", "2001:db8:c0:3::7",
+		       "2001:db8:c0:3::/64", 1, 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +456,9 @@ int main(void)
 		cmocka_unit_test(test_algo_fixed_window),
 		cmocka_unit_test(test_algo_sliding_window),
 		cmocka_unit_test(test_algo_sliding_log),
+		cmocka_unit_test(test_algo_fixed_window6),
+		cmocka_unit_test(test_algo_sliding_window6),
+		cmocka_unit_test(test_algo_sliding_log6),
 	};
 
 	return cmocka_run_group_tests_name("xrl limit across CPUs", tests, setup, teardown);
