@@ -6,6 +6,8 @@
  * reload on NOSCRIPT, and the timeout on a server that stopped answering.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -44,40 +46,69 @@ static redisContext *raw(void)
 	return c;
 }
 
+/* Is nothing listening on 127.0.0.1:p now? (so the PING below reaches our server, not another) */
+static int port_free(int p)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* One redis-server on a free loopback port: another tried when the port is taken or it exits. */
 static int start_server(void **state)
 {
 	char portarg[16];
-	int i;
+	int attempt, i;
 
 	(void)state;
-	port = 30000 + getpid() % 20000;
-	snprintf(portarg, sizeof(portarg), "%d", port);
 	if (!mkdtemp(dir))
 		return -1;
-	server = fork();
-	if (server == 0) {
-		int devnull = open("/dev/null", 1);
+	for (attempt = 0; attempt < 8; attempt++) {
+		port = 30000 + (getpid() + attempt * 977) % 20000;
+		if (!port_free(port))
+			continue;
+		snprintf(portarg, sizeof(portarg), "%d", port);
+		server = fork();
+		if (server == 0) {
+			int devnull = open("/dev/null", 1);
 
-		dup2(devnull, 1);
-		execlp("redis-server", "redis-server", "--port", portarg, "--bind", "127.0.0.1",
-		       "--save", "", "--appendonly", "no", "--dir", dir, (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 50; i++) {
-		struct timeval tv = { 0, 200000 };
-		redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
-		redisReply *r = c && !c->err ? redisCommand(c, "PING") : NULL;
-		int up = r && r->type == REDIS_REPLY_STATUS;
+			dup2(devnull, 1);
+			execlp("redis-server", "redis-server", "--port", portarg, "--bind", "127.0.0.1",
+			       "--save", "", "--appendonly", "no", "--dir", dir, (char *)NULL);
+			_exit(127);
+		}
+		for (i = 0; i < 100; i++) {
+			struct timeval tv = { 0, 200000 };
+			redisContext *c;
+			redisReply *r;
+			int up;
 
-		if (r)
-			freeReplyObject(r);
-		if (c)
-			redisFree(c);
-		if (up)
-			return 0;
-		usleep(100000);
+			if (waitpid(server, NULL, WNOHANG) == server)
+				break;   /* it exited: the port was taken meanwhile; try another */
+			c = redisConnectWithTimeout("127.0.0.1", port, tv);
+			r = c && !c->err ? redisCommand(c, "PING") : NULL;
+			up = r && r->type == REDIS_REPLY_STATUS;
+			if (r)
+				freeReplyObject(r);
+			if (c)
+				redisFree(c);
+			if (up)
+				return 0;
+			usleep(100000);
+		}
+		if (i == 100) {
+			fprintf(stderr, "redis-server did not answer on port %d within 10 s\n", port);
+			return -1;
+		}
+		server = 0;
 	}
-	fprintf(stderr, "redis-server did not start on port %d\n", port);
+	fprintf(stderr, "redis-server did not start: no free loopback port of 8 tried, or it exits at once (try redis-server by hand)\n");
 	return -1;
 }
 
