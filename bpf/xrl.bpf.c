@@ -895,6 +895,31 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 #undef ENT
 }
 
+/*
+ * An established token-bucket entry over its limit, told without calling
+ * the decision: its state is of the rule's current version, it is marked
+ * seen, and one packet token is not there (xrl_take's first, read-only
+ * test, on the clock clamped as there). xrl_decide would drop that packet
+ * with nothing written: its packet test is read-only and refuses whatever
+ * the byte dimension or the cap say.
+ * Everything else (admissions, a fresh or unseen entry, window algorithms)
+ * goes to xrl_decide. It saves a flood's packets the call and its return
+ * (a return thunk under this kernel's SRSO mitigation) and the arguments'
+ * stores. Local rules only (no fleet floor): a global rule's goes through
+ * xrl_decide as before, which also keeps the verifier's work down.
+ */
+static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct xrl_rule *r,
+					 __u64 k, __u64 now_ns)
+{
+	__u64 last_ns, next;
+
+	if (r->algo != XRL_ALGO_TOKEN_BUCKET || !xrl_key_current(k, r->version) || !e->st.seen)
+		return 0;
+	last_ns = e->st.last_ns;
+	now_ns = xrl_gcra_clamp(now_ns, last_ns);
+	return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+}
+
 /* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
 #define XRL_DECIDE(e, r, d, cfg, gs)							\
 	((r)->algo != XRL_ALGO_TOKEN_BUCKET ? xrl_win_decide(e, r, d, cfg, gs) :		\
@@ -906,7 +931,7 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
  * ways scanned for the key word.
  */
 static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __u32 h, __u64 len,
-					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
+					__u64 now_ns, __u64 floor_ns, int fast, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
@@ -925,6 +950,8 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 			i = 0;
 		k = set->w[i].key;
 		if (xrl_key_match(k, want)) {
+			if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
+				return 0;
 			d.key = k;
 			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 		}
@@ -949,7 +976,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
 static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 want,
-					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns,
+					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
 					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
@@ -969,6 +996,8 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		i = (__u32)(hit - 1) & (XRL_WAYS6 - 1);
 		k = set->w[i].e.key;
 		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+			if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
+				return 0;
 			d.key = k;
 			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 		}
@@ -1069,15 +1098,15 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
  * differs (an IPv6 way holds its address).
  */
 static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct xrl_bucket_key *key,
-					 __u64 len, __u64 now_ns, __u64 floor_ns,
+					 __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
 					 struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u32 h;
 	__u64 want = xrl_table_key(key, &h);
 
 	if (key->family == 4)
-		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, cfg, gs);
-	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, cfg, gs);
+		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, fast, cfg, gs);
+	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
 }
 
 /* A local rule's bucket decision: no fleet floor. */
@@ -1088,7 +1117,7 @@ static __always_inline int xrl_limit_family(const struct xrl_rule *r, const stru
 	struct xrl_bucket_key key;
 
 	xrl_make_key(r, p, &key);
-	return xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
+	return xrl_limit_key(r, &key, len, now_ns, floor_ns, 1, cfg, gs);
 }
 
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
@@ -1106,7 +1135,7 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
 		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
+	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(&key, now_ns, pass);
