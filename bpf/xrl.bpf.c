@@ -643,7 +643,7 @@ struct xrl_dargs {
 	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
-	__u32 way;        /* XRL_INSERT_DECIDE: the way inserted */
+	__u32 way;        /* insert: the source's preferred way in; XRL_INSERT_DECIDE: the way inserted out */
 };
 
 /* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
@@ -817,14 +817,16 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
 	struct xrl_rule_stats *rs;							\
 	struct xrl_bstate nb;								\
-	__u32 i, v = WAYS;								\
+	__u32 i, j, v = WAYS;								\
 	int pass;									\
 											\
 	if (!set || !r || !d || !cfg || !gs)						\
 		return 0;								\
 	want = d->key;									\
 	now_ns = d->now_ns;								\
-	for (i = 0; i < WAYS; i++) {							\
+	/* from the preferred way on: of equal ranks (empty ways), it is taken first */	\
+	for (j = 0; j < WAYS; j++) {							\
+		i = (j + d->way) & (WAYS - 1);						\
 		k = ENT(i).key;								\
 		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns);		\
 		if (rank < best) {							\
@@ -935,7 +937,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 					struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
-	__u32 idx = xrl_set_index(h, cfg->sets_v4), i;
+	__u32 idx = xrl_set_index(h, cfg->sets_v4), i, pw = xrl_pref_way(h, XRL_WAYS4);
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 4 };
 
@@ -943,31 +945,38 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		gs->insert_failed++;
 		return 0;
 	}
-	hit = xrl_set4_hit(set, want);
-	if (hit) {
+	/* the preferred way first (where an insert into a set with room puts it), else all ways */
+	i = pw;
+	k = set->w[pw & (XRL_WAYS4 - 1)].key;
+	if (!xrl_key_match(k, want)) {
+		hit = xrl_set4_hit(set, want);
+		if (!hit)
+			goto miss;
 		i = (__u32)(hit - 1);
 		if (i >= XRL_WAYS4)
 			i = 0;
 		k = set->w[i].key;
-		if (xrl_key_match(k, want)) {
-			if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
-				return 0;
-			d.key = k;
-			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+		if (!xrl_key_match(k, want)) {
+			/* two ways match (a racing insert of the same source), or it changed: scan */
+			for (i = 0; i < XRL_WAYS4; i++) {
+				k = set->w[i].key;
+				if (xrl_key_match(k, want))
+					break;
+			}
+			if (i >= XRL_WAYS4)
+				goto miss;
 		}
-		/* two ways match (a racing insert of the same source), or it changed: scan */
-		for (i = 0; i < XRL_WAYS4; i++) {
-			k = set->w[i].key;
-			if (xrl_key_match(k, want))
-				break;
-		}
-		d.key = k;
-		if (i < XRL_WAYS4)
-			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 	}
+	i &= XRL_WAYS4 - 1;
+	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
+		return 0;
+	d.key = k;
+	return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
+	d.way = pw;
 	i = xrl_insert4(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
 		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
@@ -980,7 +989,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
-	__u32 idx = xrl_set_index(h, cfg->sets_v6), i;
+	__u32 idx = xrl_set_index(h, cfg->sets_v6), i, pw = xrl_pref_way(h, XRL_WAYS6);
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
 	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 6 };
 
@@ -990,29 +999,35 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 	}
 	if (r->algo == XRL_ALGO_SLIDING_LOG)
 		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
-	for (i = 0; i < XRL_WAYS6; i++)
-		hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
-	if (hit) {
+	i = pw & (XRL_WAYS6 - 1);
+	k = set->w[i].e.key;
+	if (!xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+		for (i = 0; i < XRL_WAYS6; i++)
+			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
+		if (!hit)
+			goto miss;
 		i = (__u32)(hit - 1) & (XRL_WAYS6 - 1);
 		k = set->w[i].e.key;
-		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
-			if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
-				return 0;
-			d.key = k;
-			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+		if (!xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+			for (i = 0; i < XRL_WAYS6; i++) {
+				k = set->w[i].e.key;
+				if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
+					break;
+			}
+			if (i >= XRL_WAYS6)
+				goto miss;
 		}
-		for (i = 0; i < XRL_WAYS6; i++) {
-			k = set->w[i].e.key;
-			if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
-				break;
-		}
-		d.key = k;
-		if (i < XRL_WAYS6)
-			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 	}
+	i &= XRL_WAYS6 - 1;
+	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
+		return 0;
+	d.key = k;
+	return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
 	d.key = want;
+	d.way = pw;
 	__builtin_memcpy(d.addr, a, 16);
 	i = xrl_insert6(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)

@@ -82,6 +82,18 @@ static __always_inline __u32 xrl_set_index(__u32 h, __u32 nsets)
 	return (__u32)(((__u64)h * nsets) >> 32);
 }
 
+/*
+ * A source's preferred way in its set (ways a power of 2): low bits of its
+ * set hash, which multiply-shift leaves out of the set index. An insert
+ * takes it when it is empty (of equal ranks, the first from it on), and a
+ * lookup tests it before the whole set: for a source in it, one compare
+ * instead of a scan of all ways.
+ */
+static __always_inline __u32 xrl_pref_way(__u32 h, __u32 ways)
+{
+	return h & (ways - 1);
+}
+
 /* Sets of a table asked to hold max_sources entries of ways each: rounded down, at least 1. */
 static __always_inline __u32 xrl_table_sets(__u64 max_sources, __u32 ways)
 {
