@@ -939,7 +939,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v4), i, pw = xrl_pref_way(h, XRL_WAYS4);
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 4 };
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
@@ -970,13 +970,14 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 	i &= XRL_WAYS4 - 1;
 	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
 		return 0;
-	d.key = k;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 4 };
 	return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
-	d.key = want;
-	d.way = pw;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 4, .way = pw };
 	i = xrl_insert4(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
 		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
@@ -991,14 +992,12 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v6), i, pw = xrl_pref_way(h, XRL_WAYS6);
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 6 };
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
 		return 0;
 	}
-	if (r->algo == XRL_ALGO_SLIDING_LOG)
-		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
 	i = pw & (XRL_WAYS6 - 1);
 	k = set->w[i].e.key;
 	if (!xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
@@ -1021,13 +1020,16 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 	i &= XRL_WAYS6 - 1;
 	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
 		return 0;
-	d.key = k;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 6 };
+	if (r->algo == XRL_ALGO_SLIDING_LOG)
+		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
 	return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
-	d.key = want;
-	d.way = pw;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 6, .way = pw };
 	__builtin_memcpy(d.addr, a, 16);
 	i = xrl_insert6(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)
