@@ -643,7 +643,7 @@ struct xrl_dargs {
 	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others, xrl_log_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
-	__u32 way;        /* XRL_INSERT_DECIDE: the way inserted */
+	__u32 way;        /* insert: the source's preferred way in; XRL_INSERT_DECIDE: the way inserted out */
 };
 
 /* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
@@ -818,14 +818,16 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
 	struct xrl_rule_stats *rs;							\
 	struct xrl_bstate nb;								\
-	__u32 i, v = WAYS;								\
+	__u32 i, j, v = WAYS;								\
 	int pass;									\
 											\
 	if (!set || !r || !d || !cfg || !gs)						\
 		return 0;								\
 	want = d->key;									\
 	now_ns = d->now_ns;								\
-	for (i = 0; i < WAYS; i++) {							\
+	/* from the preferred way on: of equal ranks (empty ways), it is taken first */	\
+	for (j = 0; j < WAYS; j++) {							\
+		i = (j + d->way) & (WAYS - 1);						\
 		k = ENT(i).key;								\
 		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns);		\
 		if (rank < best) {							\
@@ -896,6 +898,31 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 #undef ENT
 }
 
+/*
+ * An established token-bucket entry over its limit, told without calling
+ * the decision: its state is of the rule's current version, it is marked
+ * seen, and one packet token is not there (xrl_take's first, read-only
+ * test, on the clock clamped as there). xrl_decide would drop that packet
+ * with nothing written: its packet test is read-only and refuses whatever
+ * the byte dimension or the cap say.
+ * Everything else (admissions, a fresh or unseen entry, window algorithms)
+ * goes to xrl_decide. It saves a flood's packets the call and its return
+ * (a return thunk under this kernel's SRSO mitigation) and the arguments'
+ * stores. Local rules only (no fleet floor): a global rule's goes through
+ * xrl_decide as before, which also keeps the verifier's work down.
+ */
+static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct xrl_rule *r,
+					 __u64 k, __u64 now_ns)
+{
+	__u64 last_ns, next;
+
+	if (r->algo != XRL_ALGO_TOKEN_BUCKET || !xrl_key_current(k, r->version) || !e->st.seen)
+		return 0;
+	last_ns = e->st.last_ns;
+	now_ns = xrl_gcra_clamp(now_ns, last_ns);
+	return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+}
+
 /* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
 #define XRL_DECIDE(e, r, d, cfg, gs)							\
 	((r)->algo != XRL_ALGO_TOKEN_BUCKET ? xrl_win_decide(e, r, d, cfg, gs) :		\
@@ -907,41 +934,51 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
  * ways scanned for the key word.
  */
 static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __u32 h, __u64 len,
-					__u64 now_ns, __u64 floor_ns, struct xrl_config *cfg,
+					__u64 now_ns, __u64 floor_ns, int fast, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
-	__u32 idx = xrl_set_index(h, cfg->sets_v4), i;
+	__u32 idx = xrl_set_index(h, cfg->sets_v4), i, pw = xrl_pref_way(h, XRL_WAYS4);
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 4 };
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
 		return 0;
 	}
-	hit = xrl_set4_hit(set, want);
-	if (hit) {
+	/* the preferred way first (where an insert into a set with room puts it), else all ways */
+	i = pw;
+	k = set->w[pw & (XRL_WAYS4 - 1)].key;
+	if (!xrl_key_match(k, want)) {
+		hit = xrl_set4_hit(set, want);
+		if (!hit)
+			goto miss;
 		i = (__u32)(hit - 1);
 		if (i >= XRL_WAYS4)
 			i = 0;
 		k = set->w[i].key;
-		if (xrl_key_match(k, want)) {
-			d.key = k;
-			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+		if (!xrl_key_match(k, want)) {
+			/* two ways match (a racing insert of the same source), or it changed: scan */
+			for (i = 0; i < XRL_WAYS4; i++) {
+				k = set->w[i].key;
+				if (xrl_key_match(k, want))
+					break;
+			}
+			if (i >= XRL_WAYS4)
+				goto miss;
 		}
-		/* two ways match (a racing insert of the same source), or it changed: scan */
-		for (i = 0; i < XRL_WAYS4; i++) {
-			k = set->w[i].key;
-			if (xrl_key_match(k, want))
-				break;
-		}
-		d.key = k;
-		if (i < XRL_WAYS4)
-			return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
 	}
+	i &= XRL_WAYS4 - 1;
+	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
+		return 0;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 4 };
+	return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
-	d.key = want;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 4, .way = pw };
 	i = xrl_insert4(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
 		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
@@ -950,41 +987,50 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
 static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 want,
-					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns,
+					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
 					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
-	__u32 idx = xrl_set_index(h, cfg->sets_v6), i;
+	__u32 idx = xrl_set_index(h, cfg->sets_v6), i, pw = xrl_pref_way(h, XRL_WAYS6);
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
-	struct xrl_dargs d = { .len = len, .now_ns = now_ns, .floor_ns = floor_ns, .family = 6 };
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
 		return 0;
 	}
-	if (r->algo == XRL_ALGO_SLIDING_LOG)
-		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
-	for (i = 0; i < XRL_WAYS6; i++)
-		hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
-	if (hit) {
+	i = pw & (XRL_WAYS6 - 1);
+	k = set->w[i].e.key;
+	if (!xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+		for (i = 0; i < XRL_WAYS6; i++)
+			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, a, i);
+		if (!hit)
+			goto miss;
 		i = (__u32)(hit - 1) & (XRL_WAYS6 - 1);
 		k = set->w[i].e.key;
-		if (xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
-			d.key = k;
-			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+		if (!xrl_way_hit6(k, set->w[i].addr, want, a, i)) {
+			for (i = 0; i < XRL_WAYS6; i++) {
+				k = set->w[i].e.key;
+				if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
+					break;
+			}
+			if (i >= XRL_WAYS6)
+				goto miss;
 		}
-		for (i = 0; i < XRL_WAYS6; i++) {
-			k = set->w[i].e.key;
-			if (xrl_way_hit6(k, set->w[i].addr, want, a, i))
-				break;
-		}
-		d.key = k;
-		if (i < XRL_WAYS6)
-			return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
 	}
+	i &= XRL_WAYS6 - 1;
+	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
+		return 0;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 6 };
+	if (r->algo == XRL_ALGO_SLIDING_LOG)
+		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
+	return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+miss:
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
-	d.key = want;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = 6, .way = pw };
 	__builtin_memcpy(d.addr, a, 16);
 	i = xrl_insert6(set, r, &d, cfg, gs);
 	if (i == XRL_INSERT_DECIDE)
@@ -1072,15 +1118,15 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
  * differs (an IPv6 way holds its address).
  */
 static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct xrl_bucket_key *key,
-					 __u64 len, __u64 now_ns, __u64 floor_ns,
+					 __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
 					 struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u32 h;
 	__u64 want = xrl_table_key(key, &h);
 
 	if (key->family == 4)
-		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, cfg, gs);
-	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, cfg, gs);
+		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, fast, cfg, gs);
+	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
 }
 
 /* A local rule's bucket decision: no fleet floor. */
@@ -1091,7 +1137,7 @@ static __always_inline int xrl_limit_family(const struct xrl_rule *r, const stru
 	struct xrl_bucket_key key;
 
 	xrl_make_key(r, p, &key);
-	return xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
+	return xrl_limit_key(r, &key, len, now_ns, floor_ns, 1, cfg, gs);
 }
 
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
@@ -1109,7 +1155,7 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
 		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, cfg, gs);
+	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(&key, now_ns, pass);

@@ -831,6 +831,75 @@ static void test_replacement_policy(void **state)
 	xrl_tl_close(&t);
 }
 
+/* The way of one set where src's entry lives (-1: none), read from the table. */
+static int way_of(struct xrl_tl *t, __u32 rule_id, __u32 nsets, const char *src)
+{
+	struct xrl_set4 set;
+	__u32 a, idx;
+	int i;
+
+	inet_pton(AF_INET, src, &a);
+	idx = xrl_set_index(xrl_table_hash4(rule_id, a), nsets);
+	if (bpf_map_lookup_elem(t->maps.buckets_v4, &idx, &set))
+		return -1;
+	for (i = 0; i < XRL_WAYS4; i++)
+		if (xrl_key_live(set.w[i].key) && xrl_key_match(set.w[i].key, xrl_key_word(rule_id, a)))
+			return i;
+	return -1;
+}
+
+/*
+ * Preferred ways (xrl_pref_way): an insert into a set with room takes the
+ * source's preferred way, or the first free one after it when another
+ * source holds it; lookups find both (over the limit: dropped, none
+ * inserted again).
+ */
+static void test_preferred_way(void **state)
+{
+	static const char *const r[] = { "100.64.0.0/10 --rate 1/h --burst 1", NULL };
+	enum { N = 40 };
+	struct xrl_pkt_spec s = { .family = 4 };
+	char src[N][32];
+	__u32 id, a, pw[N];
+	int i, first = -1, second = -1;
+	struct xrl_tl t;
+
+	(void)state;
+	assert_int_equal(xrl_tl_open(&t, 8 * XRL_WAYS4, XRL_MALFORMED_PASS), 0);   /* 8 sets */
+	rules(&t, r);
+	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
+	assert_int_equal(same_set(id, 8, "100.64", src, N), N);
+	for (i = 0; i < N; i++) {
+		inet_pton(AF_INET, src[i], &a);
+		pw[i] = xrl_pref_way(xrl_table_hash4(id, a), XRL_WAYS4);
+	}
+	/* a source whose preferred way is not the first, and another one preferring the same */
+	for (i = 0; i < N && first < 0; i++)
+		if (pw[i] != 0 && pw[i] != XRL_WAYS4 - 1)
+			first = i;
+	assert_true(first >= 0);
+	for (i = first + 1; i < N && second < 0; i++)
+		if (pw[i] == pw[first])
+			second = i;
+	assert_true(second >= 0);
+
+	xrl_tl_set_clock(&t, 1000 * SEC_NS);
+	s.src = src[first];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(way_of(&t, id, 8, src[first]), (int)pw[first]);
+	s.src = src[second];
+	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(way_of(&t, id, 8, src[second]), (int)pw[first] + 1);
+	/* both found again, in their preferred way and outside it: over the limit */
+	s.src = src[first];
+	assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	s.src = src[second];
+	assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	assert_int_equal(gstats(&t).sources_created, 2);
+	assert_int_equal(xrl_count_sources(&t.maps), 2);
+	xrl_tl_close(&t);
+}
+
 /*
  * Two abusers held to their rates while a million random sources stream
  * through the same table (of 256K entries: each set is refilled ~4 times over), an abuser's
@@ -940,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_total_cap),
 		cmocka_unit_test(test_rule_cache_granule),
 		cmocka_unit_test(test_replacement_policy),
+		cmocka_unit_test(test_preferred_way),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};
 
