@@ -866,7 +866,7 @@ static void test_preferred_way(void **state)
 
 	(void)state;
 	assert_int_equal(xrl_tl_open(&t, 8 * XRL_WAYS4, XRL_MALFORMED_PASS), 0);   /* 8 sets */
-	rules(&t, r);
+	tl_rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
 	assert_int_equal(same_set(id, 8, "100.64", src, N), N);
 	for (i = 0; i < N; i++) {
@@ -885,17 +885,17 @@ static void test_preferred_way(void **state)
 
 	xrl_tl_set_clock(&t, 1000 * SEC_NS);
 	s.src = src[first];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(way_of(&t, id, 8, src[first]), (int)pw[first]);
 	s.src = src[second];
-	assert_int_equal(run_spec(&t, &s), XDP_PASS);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(way_of(&t, id, 8, src[second]), (int)pw[first] + 1);
 	/* both found again, in their preferred way and outside it: over the limit */
 	s.src = src[first];
-	assert_int_equal(run_spec(&t, &s), XDP_DROP);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	s.src = src[second];
-	assert_int_equal(run_spec(&t, &s), XDP_DROP);
-	assert_int_equal(gstats(&t).sources_created, 2);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	assert_int_equal(tl_gstats(&t).sources_created, 2);
 	assert_int_equal(xrl_count_sources(&t.maps), 2);
 	xrl_tl_close(&t);
 }
