@@ -380,7 +380,17 @@ struct xrl_config {
 	__u32 rc_short[2];
 	/* --algo */
 	__u64 rt_off_ns;        /* CLOCK_REALTIME - CLOCK_MONOTONIC: windows align to UTC */
+	/*
+	 * XRL_TABLE_FORMAT of the build that made the instance: how a source's
+	 * set and way are found (the set hash, the preferred way). Two builds
+	 * that disagree would give one source two entries, so an instance of
+	 * another format is refused as one of another layout is.
+	 */
+	__u32 table_format;
+	__u32 _pad_cfg;
 };
+/* Bump when xrl_table.h changes which set or way a source maps to. */
+#define XRL_TABLE_FORMAT 2
 #define XRL_RC_SHORT_V4(w) ((w) & 0xff)
 #define XRL_RC_SHORT_V6(w) (((w) >> 8) & 0xff)
 

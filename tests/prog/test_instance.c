@@ -4,7 +4,7 @@
  * pins (an instance of this test's own, xtestPID, with the maps of the
  * loaded test object): what each lock mode lets through, the timeout and
  * non-blocking forms, the checks of the maps (not attached, no interface,
- * another map pinned since), refused directories, and the daemon's
+ * another map pinned since, a bucket table of another format), refused directories, and the daemon's
  * one-per-instance lock. Every failure must say why in the caller's buffer.
  * Needs root (bpffs).
  */
@@ -162,6 +162,26 @@ static void test_maps_checked(void **state)
 	assert_int_equal(xrl_iface_count(&tl.maps), 1);
 	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_EXCLUSIVE, 0, 0, &m, err, sizeof(err)), 0);
 	xrl_instance_close(&in, &m);
+
+	/* a table of another format (another build's set hash): refused, nothing held */
+	{
+		struct xrl_config cfg;
+
+		assert_int_equal(xrl_read_config(&tl.maps, &cfg), 0);
+		assert_int_equal(cfg.table_format, XRL_TABLE_FORMAT);
+		cfg.table_format = XRL_TABLE_FORMAT - 1;
+		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
+		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)),
+				 -EPROTO);
+		assert_non_null(strstr(err, "pinned by another build of xrl (its maps differ: xrl_buckets (table format))"));
+		assert_non_null(strstr(err, "detach it everywhere and attach it again"));
+		assert_int_equal(in.lock_fd, -1);
+		assert_int_equal(m.config, -1);
+		cfg.table_format = XRL_TABLE_FORMAT;
+		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
+		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)), 0);
+		xrl_instance_close(&in, &m);
+	}
 	assert_int_equal(bpf_map_delete_elem(tl.maps.ifaces, &ifindex), 0);
 }
 

@@ -257,6 +257,15 @@ int xrl_instance_maps(const struct xrl_instance *in, unsigned flags, struct xrl_
 		xrl_maps_close(m);
 		return refuse(err, errlen, -EPROTO, XRL_OLD_PINS_MSG, bad);
 	}
+	if (!(flags & XRL_OPEN_ANY_LAYOUT)) {
+		struct xrl_config cfg;
+
+		if (xrl_read_config(m, &cfg) == 0 && xrl_iface_count(m) > 0 &&
+		    cfg.table_format != XRL_TABLE_FORMAT) {
+			xrl_maps_close(m);
+			return refuse(err, errlen, -EPROTO, XRL_OLD_PINS_MSG, "xrl_buckets (table format)");
+		}
+	}
 	if (!(flags & XRL_OPEN_NO_IFACE) && xrl_iface_count(m) == 0) {
 		xrl_maps_close(m);
 		return refuse(err, errlen, -ENODEV,

@@ -132,6 +132,7 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	cfg.rt_off_ns = xrl_rt_off_ns();
 	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
 	cfg.sets_v6 = xrl_map_max_entries(m->buckets_v6);
+	cfg.table_format = XRL_TABLE_FORMAT;
 	return xrl_write_config(m, &cfg);
 }
 
