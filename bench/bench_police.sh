@@ -72,7 +72,7 @@ done
 for c in ${CASES//,/ }; do
 	[[ $c =~ ^(none|[0-9]+[kKMGT]?B?(/s)?:[0-9]+[kKMGT]?B?)(:[a-z0-9_]+)?(:tbf)?$ ]] ||
 		{ echo "bench_police: case '$c': want none or RATE:BURST, optionally :CC, then optionally :tbf (e.g. 1M:64k, 1M:64k:cubic, 1M:16k:tbf)" >&2; exit 2; }
-	[[ $c == none:* && -n ${BASH_REMATCH[4]} ]] && { echo "bench_police: case '$c': :tbf needs a RATE" >&2; exit 2; }
+	[[ $c == none* && $c == *:tbf ]] && { echo "bench_police: case '$c': :tbf needs a RATE" >&2; exit 2; }
 	cc=${BASH_REMATCH[3]#:}
 	[ "$cc" = tbf ] && [ -z "${BASH_REMATCH[4]}" ] && cc=
 	[ -z "$cc" ] || grep -qw "$cc" /proc/sys/net/ipv4/tcp_available_congestion_control ||
@@ -207,8 +207,12 @@ for c in ${CASES//,/ }; do
 	xrlt_track "$rpid"
 	for _ in $(seq 100); do grep -q ready "$XRLT_TMP/recv.out" 2>/dev/null && break; sleep 0.05; done
 	grep -q ready "$XRLT_TMP/recv.out" || xrlt_fail "the receiver did not start: $(cat "$XRLT_TMP/recv.out")"
+	# in the background, so that a signal stops the run at once (wait is interruptible)
 	ip netns exec "$XRLT_NS" timeout -k 2 $((SECS + 10)) "$PY" "$XRLT_TMP/send.py" "$RCV" "$PORT" "$SECS" "$MAX_BYTES" "${cc:--}" \
-		>"$XRLT_TMP/send.out" 2>&1 || log "case $c: the sender: $(tail -n 1 "$XRLT_TMP/send.out")"
+		>"$XRLT_TMP/send.out" 2>&1 &
+	spid=$!
+	xrlt_track "$spid"
+	wait "$spid" || log "case $c: the sender: $(tail -n 1 "$XRLT_TMP/send.out")"
 	wait "$rpid"
 	read -r o1 r1 t1 < <(segs)
 	read -r xp1 xd1 < <(rule_counts)
