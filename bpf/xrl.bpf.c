@@ -712,8 +712,8 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		}
 		if ((r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
 			return 0;
-		got = xrl_log_take_fleet(&b->tat, lg->slot, &e->key, k, r->win_limit,
-					 (__u32)d->floor_ns, now_ns, r->win_ns);
+		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, (__u32)d->floor_ns,
+				   now_ns, r->win_ns);
 	} else {
 		/* the cap after the source's own window said yes, as for the token bucket */
 		if ((r->flags & XRL_F_TOTAL) &&

@@ -297,9 +297,8 @@ static __always_inline int xrl_log_state(__u64 s, __u64 nonce, __u64 h, __u64 no
  * a window old too. That only refuses more: the argument above (never
  * more than limit of this host's own) is untouched.
  */
-static __always_inline int xrl_log_take_fleet(__u64 *wp, __u64 *ring, const __u64 *keyp,
-					      __u64 key, __u32 limit, __u32 others,
-					      __u64 now_ns, __u64 win_ns)
+static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *keyp, __u64 key,
+					__u32 limit, __u32 others, __u64 now_ns, __u64 win_ns)
 {
 	__u64 w, s, h, nonce;
 	__u32 idx;
@@ -335,13 +334,6 @@ static __always_inline int xrl_log_take_fleet(__u64 *wp, __u64 *ring, const __u6
 		return 1;
 	}
 	return -1;
-}
-
-/* A local sliding log: xrl_log_take_fleet with no other hosts. */
-static __always_inline int xrl_log_take(__u64 *wp, __u64 *ring, const __u64 *keyp, __u64 key,
-					__u32 limit, __u64 now_ns, __u64 win_ns)
-{
-	return xrl_log_take_fleet(wp, ring, keyp, key, limit, 0, now_ns, win_ns);
 }
 
 /*

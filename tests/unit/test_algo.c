@@ -171,16 +171,16 @@ static void test_sliding_log_model(void **state)
 		while (j0 < n && at[j0] + SEC_NS <= t)
 			j0++;
 		want = n - j0 < (int)limit;
-		got = xrl_log_take(&word, ring, NULL, 0, limit, t, SEC_NS);
+		got = xrl_log_take(&word, ring, NULL, 0, limit, 0, t, SEC_NS);
 		assert_int_equal(got, want);
 		if (got)
 			at[n++] = t;
 	}
 	/* a log of another incarnation (other nonce) is empty */
 	word = xrl_log_word(78);
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, limit, t, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, limit, 0, t, SEC_NS), 1);
 	/* a limit above the ring is never admitted (the parser refuses it) */
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, XRL_LOG_MAX + 1, t, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, XRL_LOG_MAX + 1, 0, t, SEC_NS), 0);
 }
 
 /*
@@ -211,7 +211,7 @@ static void *race_thread(void *arg)
 		int got;
 
 		if (r->algo == XRL_ALGO_SLIDING_LOG)
-			got = xrl_log_take(r->word, r->ring, NULL, 0, r->limit, t, SEC_NS);
+			got = xrl_log_take(r->word, r->ring, NULL, 0, r->limit, 0, t, SEC_NS);
 		else
 			got = xrl_win_take(r->word, NULL, 0, r->algo, 0, t, 0, SEC_NS, r->limit, 0);
 		r->passed += got > 0;
@@ -284,7 +284,7 @@ static void *restart_thread(void *arg)
 
 			if (r->id == 0 && w == 0 && i == RACE_TRIES / 2)
 				assert_int_equal(xrl_log_restart(r->word, xrl_log_word(8)), 0);
-			r->passed[w] += xrl_log_take(r->word, r->ring, NULL, 0, 64, t, SEC_NS) > 0;
+			r->passed[w] += xrl_log_take(r->word, r->ring, NULL, 0, 64, 0, t, SEC_NS) > 0;
 		}
 		pthread_barrier_wait(&race_start);
 	}
@@ -306,7 +306,7 @@ static void test_log_restart_race(void **state)
 		memset(ring, 0, sizeof(ring));
 		words[0] = xrl_log_word(7);
 		for (i = 0; i < 64; i++)
-			assert_int_equal(xrl_log_take(&words[0], ring, NULL, 0, 64, t0, SEC_NS), 1);
+			assert_int_equal(xrl_log_take(&words[0], ring, NULL, 0, 64, 0, t0, SEC_NS), 1);
 		words[1] = xrl_log_word(8);   /* the second entry, inserted under version 8 */
 		assert_int_equal(pthread_barrier_init(&race_start, NULL, 4), 0);
 		for (i = 0; i < 4; i++) {
@@ -342,9 +342,9 @@ static void test_log_time_unit(void **state)
 		__u64 word = xrl_log_word(3), ring[XRL_LOG_MAX] = { 0 };
 		__u64 t0 = 5 * SEC_NS + rnd() % (10 * SEC_NS);
 
-		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0, win), 1);
-		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + win - 1, win), 0);
-		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + win + 47, win), 1);
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0, win), 1);
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + win - 1, win), 0);
+		assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + win + 47, win), 1);
 	}
 }
 
@@ -359,12 +359,33 @@ static void test_log_wrap(void **state)
 	__u64 word = xrl_log_word(4), ring[XRL_LOG_MAX] = { 0 }, t0 = 3 * SEC_NS;
 
 	(void)state;
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0, SEC_NS), 1);
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + SEC_NS / 2, SEC_NS), 0);
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + 30 * day, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + SEC_NS / 2, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + 30 * day, SEC_NS), 1);
 	t0 += 30 * day;
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap - 1000 * SEC_NS, SEC_NS), 0);
-	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, t0 + wrap + 2 * SEC_NS, SEC_NS), 1);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + wrap - 1000 * SEC_NS, SEC_NS), 0);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 1, 0, t0 + wrap + 2 * SEC_NS, SEC_NS), 1);
+}
+
+/*
+ * --global: with others of the limit admitted elsewhere in the window, this
+ * host takes limit - others, and more as its own first ones age out; with
+ * the limit reached elsewhere, none.
+ */
+static void test_log_others(void **state)
+{
+	__u64 word = xrl_log_word(5), ring[XRL_LOG_MAX] = { 0 }, t0 = 7 * SEC_NS;
+	int i, got = 0;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		got += xrl_log_take(&word, ring, NULL, 0, 10, 7, t0 + (__u64)i * 1000, SEC_NS) == 1;
+	assert_int_equal(got, 3);
+	/* a window after the first three: they left it, the others' 7 stand: 3 more */
+	for (i = 0, got = 0; i < 10; i++)
+		got += xrl_log_take(&word, ring, NULL, 0, 10, 7, t0 + SEC_NS + 3000 + (__u64)i, SEC_NS) == 1;
+	assert_int_equal(got, 3);
+	assert_int_equal(xrl_log_take(&word, ring, NULL, 0, 10, 10, t0 + 5 * SEC_NS, SEC_NS), 0);
 }
 
 static void parse_ok(const char *line, const char *formatted)
@@ -449,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_log_restart_race),
 		cmocka_unit_test(test_log_time_unit),
 		cmocka_unit_test(test_log_wrap),
+		cmocka_unit_test(test_log_others),
 		cmocka_unit_test(test_cas_threads),
 		cmocka_unit_test(test_algo_words),
 	};
