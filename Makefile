@@ -162,6 +162,10 @@ $(BUILD)/xdp_gen.bpf.o: bench/xdp_gen.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/xdp_gen: bench/xdp_gen.c $(BUILD)/xdp_gen.skel.h
 	$(CC) $(CFLAGS) $< -o $@ $(LIBS_BPF)
+# bench/bench_newconn.sh --probe's timeline of xrl's counters and the SYNs on each veth end
+all: $(BUILD)/newconn_probe
+$(BUILD)/newconn_probe: bench/newconn_probe.c bpf/xrl_common.h | $(BUILD)
+	$(CC) $(CFLAGS) $< -o $@ $(LIBS_BPF)
 # the parser fuzzer for longer: FUZZ_FRAMES frames per policy from FUZZ_SEED (default: the time; it is printed)
 FUZZ_FRAMES ?= 100000
 FUZZ_SEED   ?= $(shell date +%s)

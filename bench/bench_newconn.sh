@@ -78,6 +78,9 @@ PY=/usr/bin/python3
 GEN=${GEN:-$REPO/build/xdp_gen}
 FLOOD=${FLOOD:-xdp_gen}
 FLOOD_RT=${FLOOD_RT:-0}
+PROBE=${PROBE:-0}
+PROBE_BIN=${PROBE_BIN:-$REPO/build/newconn_probe}
+PROBE_OUT=${PROBE_OUT:-/tmp/newconn_probe}
 RT=()
 [ "$FLOOD_RT" = 1 ] && RT=(chrt -f 50)
 
@@ -145,7 +148,7 @@ for c in ip trafgen curl nsenter nstat taskset jq awk timeout "$PY"; do
 	command -v "$c" >/dev/null 2>&1 || die "'$c' not found (scripts/deps.sh installs the tools)"
 done
 if [ "$BUILD" = 1 ]; then
-	make -C "$REPO" --no-print-directory build/xrl build/xdp_gen >&2 || die "make failed"
+	make -C "$REPO" --no-print-directory build/xrl build/xdp_gen build/newconn_probe >&2 || die "make failed"
 fi
 [ -x "$XRL" ] || die "xrl not found at $XRL"
 [ "$FLOOD" = trafgen ] || [ -x "$GEN" ] || die "no-skb generator not found at $GEN (make build/xdp_gen)"
@@ -275,6 +278,15 @@ for c in ${CASES//,/ }; do
 	fi
 	fpid=$!
 	PIDS+=("$fpid")
+	ppid=
+	if [ "$PROBE" = 1 ] && [ -n "$opts" ]; then
+		rid=$(xrls --json stats | jq -r '.rules[0].id')
+		# SCHED_FIFO: it wakes once a millisecond for microseconds, and must not miss the clients' moments
+		taskset -c 1 chrt -f 20 "$PROBE_BIN" --pins "$PIN_DIR" --rule "$rid" --secs 60 --cap cli:"$NS_C":c0:out \
+			--cap srv:"$NS_S":s0:in --cap fld:"$NS_S":s1:in >"$TMP/probe.$c" 2>"$TMP/probe.$c.err" &
+		ppid=$!
+		PIDS+=("$ppid")
+	fi
 	sleep 2
 	t0=$(date +%s%N)
 	seq "$first" $((first + CONNS - 1)) | sed 's/^/198.18.0./' |
@@ -287,7 +299,12 @@ for c in ${CASES//,/ }; do
 	first=$((first + CONNS))
 	xrls --json stats >"$TMP/stats.$c.json" 2>"$TMP/stats.$c.err" || log "xrl stats failed: $(cat "$TMP/stats.$c.err" "$TMP/stats.$c.json" | head -c 300)"
 	xrls top >"$TMP/top.$c" 2>/dev/null
+	[ -n "$ppid" ] && stop_pid "$ppid"
 	stop_pid "$fpid"
+	if [ -n "$ppid" ]; then
+		cp "$TMP/probe.$c" "$PROBE_OUT.$c"
+		"$PY" "$REPO/bench/newconn_probe.py" --budget "$NEW" "$PROBE_OUT.$c" >&2 || log "probe analysis failed"
+	fi
 	tf1=$(date +%s%N)
 	rx1=$(ip netns exec "$NS_S" cat /sys/class/net/s1/statistics/rx_packets)
 	nst1=$(tcp_counters)
