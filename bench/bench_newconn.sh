@@ -18,8 +18,10 @@
 # frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), FLOOD_RT (0; 1:
 # xdp_gen runs SCHED_FIFO 50 on CPU 0, so that other work on a loaded machine
 # does not pause the flood for milliseconds at a time: a paused flood leaves
-# a new-source budget or a --total cap to the clients; the kernel's RT
-# throttling still pauses it 50 ms a second), CONNECT_S (3: curl --connect-timeout; the request may take 1 s more),
+# a new-source budget or a --total cap to the clients; other CPU-bound work
+# on CPU 0 still takes it for 10-50 ms at a time, ~20 % of the time here),
+# CLIENT_CPU (1: the CPU of the clients and the listener; empty: any),
+# PROBE (1; 0: no probe), PROBE_OUT (/tmp/newconn_probe), CONNECT_S (3: curl --connect-timeout; the request may take 1 s more),
 # SYNCOOKIES (the server namespace's net.ipv4.tcp_syncookies; default: the
 # kernel's, 1: cookies when the SYN queue is full; 0: a server without them,
 # whose SYN queue a flood fills).
@@ -55,8 +57,21 @@
 #   returning: every connection from 198.18.0.2, which connected once just
 #              before the flood (a source with a bucket).
 # A connection succeeds when curl gets HTTP 200 within CONNECT_S seconds of
-# connect (the kernel retransmits an unanswered SYN after 1 s, so a client
-# has two tries) plus 1 s for the request.
+# connect plus 1 s for the request (the kernel retransmits an unanswered SYN
+# after 1 s; with tcp_syn_linear_timeouts, Linux >= 6.5's default 4, the
+# next ones 1 s apart too, so a client has three tries in 3 s).
+# The clients and the listener run on CLIENT_CPU, the flood on CPU 0: when
+# they shared CPU 0, starting the clients (ip netns exec, curl) took the CPU
+# from the generator, and the flood reaching XDP fell from ~0.7 to ~0.08 M/s
+# exactly while they connected (docs/BENCHMARKS.md).
+#
+# PROBE=1 (the default) runs bench/newconn_probe (CPU 1, SCHED_FIFO: it
+# wakes once a millisecond) for each case with a rule: every millisecond,
+# xrl's packet counter, the rule's created and new_refused, and every SYN
+# leaving c0 and arriving behind XDP on s0 and s1; bench/newconn_probe.py
+# then says, per client SYN, whether xrl passed it and whether the flood
+# was running at the time (the table's probe columns). The timeline stays
+# in PROBE_OUT.CASE (/tmp/newconn_probe.CASE).
 # Containment: no route out of the three namespaces, forwarding off; every
 # load bounded by count and timeout(1); EXIT/INT/TERM clean up processes
 # (by pid), the xrl instance, the namespaces and the temp directory.
@@ -78,11 +93,14 @@ PY=/usr/bin/python3
 GEN=${GEN:-$REPO/build/xdp_gen}
 FLOOD=${FLOOD:-xdp_gen}
 FLOOD_RT=${FLOOD_RT:-0}
-PROBE=${PROBE:-0}
+CLIENT_CPU=${CLIENT_CPU:-1}
+PROBE=${PROBE:-1}
 PROBE_BIN=${PROBE_BIN:-$REPO/build/newconn_probe}
 PROBE_OUT=${PROBE_OUT:-/tmp/newconn_probe}
 RT=()
 [ "$FLOOD_RT" = 1 ] && RT=(chrt -f 50)
+CPIN=()
+[ -n "$CLIENT_CPU" ] && CPIN=(taskset -c "$CLIENT_CPU")
 
 usage() { sed -n '/^#   bench/,/^#   --no-build/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -152,6 +170,8 @@ if [ "$BUILD" = 1 ]; then
 fi
 [ -x "$XRL" ] || die "xrl not found at $XRL"
 [ "$FLOOD" = trafgen ] || [ -x "$GEN" ] || die "no-skb generator not found at $GEN (make build/xdp_gen)"
+[ "$PROBE" = 0 ] || { [ -x "$PROBE_BIN" ] && command -v chrt >/dev/null; } ||
+	die "PROBE=1 wants $PROBE_BIN (make build/newconn_probe) and chrt (or run with PROBE=0)"
 TMP=$(mktemp -d /tmp/xrln.XXXXXX) || die "mktemp failed"
 
 # ------------------------------------------------------------------ topology
@@ -184,13 +204,17 @@ ip netns exec "$NS_S" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.def
 	net.ipv4.conf.s1.rp_filter=0 net.ipv4.conf.s0.rp_filter=0 >/dev/null
 [ -n "${SYNCOOKIES:-}" ] && { ip netns exec "$NS_S" sysctl -qw net.ipv4.tcp_syncookies="$SYNCOOKIES" >/dev/null || die "cannot set tcp_syncookies=$SYNCOOKIES"; }
 SYNCOOKIES=$(ip netns exec "$NS_S" sysctl -n net.ipv4.tcp_syncookies)
+# SYN tries within CONNECT_S: retransmissions 1 s apart for the first
+# tcp_syn_linear_timeouts of them (Linux >= 6.5), doubling after
+LINEAR=$(ip netns exec "$NS_C" sysctl -n net.ipv4.tcp_syn_linear_timeouts 2>/dev/null || echo 0)
+TRIES=$(awk -v l="$LINEAR" -v c="$CONNECT_S" 'BEGIN { t = 0; rto = 1; n = 1; while (1) { t += rto; if (t >= c) break; n++; if (n > l) rto *= 2 } print n }')
 BACKLOG=$(ip netns exec "$NS_S" sysctl -n net.ipv4.tcp_max_syn_backlog)
 S1_MAC=$(ip netns exec "$NS_S" cat /sys/class/net/s1/address)
 sleep 1
 
 # the listener: python3's threading HTTP server, 200 and a short body for every GET
 (
-	cd "$TMP" && exec ip netns exec "$NS_S" timeout -s INT -k 3 3600 "$PY" -c '
+	cd "$TMP" && exec "${CPIN[@]}" ip netns exec "$NS_S" timeout -s INT -k 3 3600 "$PY" -c '
 import http.server, socketserver
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -290,10 +314,10 @@ for c in ${CASES//,/ }; do
 	sleep 2
 	t0=$(date +%s%N)
 	seq "$first" $((first + CONNS - 1)) | sed 's/^/198.18.0./' |
-		timeout 300 xargs -P "$PAR" -n 1 "$TMP/one.sh" >"$TMP/new.$c" 2>/dev/null &
+		"${CPIN[@]}" timeout 300 xargs -P "$PAR" -n 1 "$TMP/one.sh" >"$TMP/new.$c" 2>/dev/null &
 	npid=$!
 	yes 198.18.0.2 | head -n "$CONNS" |
-		timeout 300 xargs -P "$PAR" -n 1 "$TMP/one.sh" >"$TMP/ret.$c" 2>/dev/null
+		"${CPIN[@]}" timeout 300 xargs -P "$PAR" -n 1 "$TMP/one.sh" >"$TMP/ret.$c" 2>/dev/null
 	wait "$npid"
 	t1=$(date +%s%N)
 	first=$((first + CONNS))
@@ -303,7 +327,10 @@ for c in ${CASES//,/ }; do
 	stop_pid "$fpid"
 	if [ -n "$ppid" ]; then
 		cp "$TMP/probe.$c" "$PROBE_OUT.$c"
-		"$PY" "$REPO/bench/newconn_probe.py" --budget "$NEW" "$PROBE_OUT.$c" >&2 || log "probe analysis failed"
+		nb=()
+		[ "$c" = newsrc ] && nb=(--budget "$NEW")
+		"$PY" "$REPO/bench/newconn_probe.py" "${nb[@]}" --row "$TMP/row.$c" "$PROBE_OUT.$c" >&2 ||
+			log "probe analysis failed"
 	fi
 	tf1=$(date +%s%N)
 	rx1=$(ip netns exec "$NS_S" cat /sys/class/net/s1/statistics/rx_packets)
@@ -326,8 +353,10 @@ for c in ${CASES//,/ }; do
 	tref=$(jq -r '[.rules[]?.total_refused] | add // 0' "$TMP/stats.$c.json")
 	created=$(jq -r '.created' "$TMP/stats.$c.json")
 	alert=$(grep -m1 'new sources arrive\|spoofed-source flood passes' "$TMP/top.$c" | cut -c1-160)
-	row=$(printf '%s|%s|%d/%d|%.2f|%d/%d|%.2f|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s' "$c" "${opts:-(no rule)}" \
-		"$nok" "$nn" "$nmed" "$rok" "$rn" "$rmed" "${sent:-?}" "${fsecs:-?}" "$pkts" "$drop" "$nref" "$tref" "$created" "$ck" "$qd" "${alert:--}")
+	prow='-|-|-|-'
+	[ -s "$TMP/row.$c" ] && prow=$(cat "$TMP/row.$c")
+	row=$(printf '%s|%s|%d/%d|%.2f|%d/%d|%.2f|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s' "$c" "${opts:-(no rule)}" \
+		"$nok" "$nn" "$nmed" "$rok" "$rn" "$rmed" "$prow" "${sent:-?}" "${fsecs:-?}" "$pkts" "$drop" "$nref" "$tref" "$created" "$ck" "$qd" "${alert:--}")
 	ROWS+=("$row")
 	log "case $c: new clients $nok/$nn (median connect ${nmed}s), returning $rok/$rn (${rmed}s); flood ${sent:-?} SYNs in ${fsecs:-?} s; xrl saw $pkts, dropped $drop (new_refused $nref, total_refused $tref), created $created; server: $ck SYN cookies, $qd SYNs dropped (queue full); clients took $(awk "BEGIN { printf \"%.1f\", ($t1 - $t0) / 1e9 }") s"
 	[ -n "$alert" ] && log "  top: $alert"
@@ -338,10 +367,10 @@ done
 
 # ------------------------------------------------------------------ markdown
 printf '\n### Legitimate clients during a spoofed SYN flood\n\n'
-printf 'bench/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0%s, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Success: HTTP 200 within %d s of connect + 1 s (two SYN tries). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance.\n\n' \
-	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "$CONNECT_S"
-printf '| case | rule | new clients ok | median connect s | returning ok | median connect s | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf 'bench/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0%s, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Clients and listener on CPU %s. Success: HTTP 200 within %d s of connect + 1 s (%s SYN tries: tcp_syn_linear_timeouts %s). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance. Probe columns (PROBE=1, bench/newconn_probe.py): the new clients'"'"' SYNs (every try) that xrl passed, of those sent while the flood reached XDP at at least half its running rate over the ~2 ms around them ("flood full") and of those sent while it was under a tenth of it ("in a gap": the generator off the CPU); the connections all of whose tries were sent with the flood full, and how many got a SYN through; the share of the clients'"'"' time the flood was in a gap.\n\n' \
+	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "${CLIENT_CPU:-any}" "$CONNECT_S" "$TRIES" "$LINEAR"
+printf '| case | rule | new clients ok | median connect s | returning ok | median connect s | new SYNs passed, flood full | in a gap | gap-free connections ok | clients'"'"' time in gaps | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for r in "${ROWS[@]}"; do
 	printf '| %s |\n' "${r//|/ | }"
 done

@@ -6,12 +6,13 @@
  * For S seconds, every millisecond: xrl's packet counter (xrl_stats.packets,
  * summed over CPUs: the flood's frames that reached XDP), the rule's
  * new_refused and created, and the budget's word (xrl_newsrc[ID]: tat,
- * last_ns); and, on each --cap (a packet socket opened in NETNS on IF), the
+ * last_ns), the --total tokens each CPU holds; and, on each --cap (a packet socket opened in NETNS on IF), the
  * TCP SYNs (no ACK) that arrive (in) or leave (out), with the kernel's
  * receive timestamp. A capture on a receiving end sees only what XDP
  * passed. Output, one line each, times in ns of CLOCK_MONOTONIC (packet
  * timestamps converted from CLOCK_REALTIME by the offset read at start):
- *   S T PACKETS NEW_REFUSED CREATED TAT LAST_NS PACKETS_CPU0 PACKETS_CPU1...
+ *   S T PACKETS NEW_REFUSED CREATED TAT LAST_NS PACKETS_CPU0.. TOTAL_TOKENS_CPU0..
+ * (TOTAL_TOKENS: the --total tokens each CPU holds in xrl_total_local[ID])
  *   P T NAME SRC SPORT DST DPORT SEQ
  * Not a test; bounded by S (at most 60); INT or TERM end it early. */
 #define _GNU_SOURCE
@@ -179,7 +180,7 @@ int main(int argc, char **argv)
 	const char *pins = NULL;
 	struct cap caps[MAX_CAPS];
 	struct pollfd pfd[MAX_CAPS];
-	int ncaps = 0, i, ncpu, fd_stats, fd_rs, fd_ns;
+	int ncaps = 0, i, ncpu, fd_stats, fd_rs, fd_ns, fd_tl;
 	unsigned long secs = 0, rule = 0;
 	char path[512];
 	uint64_t t0, next, t;
@@ -187,6 +188,7 @@ int main(int argc, char **argv)
 	struct xrl_global_stats *gs;
 	struct xrl_rule_stats *rs;
 	struct xrl_newsrc nsw;
+	struct xrl_total_local *tl;
 
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--pins"))
@@ -209,13 +211,16 @@ int main(int argc, char **argv)
 		die("possible CPUs");
 	gs = calloc((size_t)ncpu, sizeof(*gs));
 	rs = calloc((size_t)ncpu, sizeof(*rs));
+	tl = calloc((size_t)ncpu, sizeof(*tl));
 	snprintf(path, sizeof(path), "%s/xrl_stats", pins);
 	fd_stats = bpf_obj_get(path);
 	snprintf(path, sizeof(path), "%s/xrl_rule_stats", pins);
 	fd_rs = bpf_obj_get(path);
 	snprintf(path, sizeof(path), "%s/xrl_newsrc", pins);
 	fd_ns = bpf_obj_get(path);
-	if (!gs || !rs || fd_stats < 0 || fd_rs < 0 || fd_ns < 0)
+	snprintf(path, sizeof(path), "%s/xrl_total_local", pins);
+	fd_tl = bpf_obj_get(path);
+	if (!gs || !rs || !tl || fd_stats < 0 || fd_rs < 0 || fd_ns < 0 || fd_tl < 0)
 		die("the instance's pinned maps");
 	for (i = 0; i < ncaps; i++)
 		pfd[i] = (struct pollfd){ .fd = caps[i].fd, .events = POLLIN };
@@ -234,7 +239,7 @@ int main(int argc, char **argv)
 			int c;
 
 			if (!bpf_map_lookup_elem(fd_stats, &zero, gs) && !bpf_map_lookup_elem(fd_rs, &id, rs) &&
-			    !bpf_map_lookup_elem(fd_ns, &id, &nsw)) {
+			    !bpf_map_lookup_elem(fd_ns, &id, &nsw) && !bpf_map_lookup_elem(fd_tl, &id, tl)) {
 				for (c = 0; c < ncpu; c++) {
 					pk += gs[c].packets;
 					nr += rs[c].new_refused;
@@ -244,6 +249,8 @@ int main(int argc, char **argv)
 				       (unsigned long long)nsw.tat, (unsigned long long)nsw.last_ns);
 				for (c = 0; c < ncpu; c++)
 					printf(" %llu", (unsigned long long)gs[c].packets);
+				for (c = 0; c < ncpu; c++)
+					printf(" %llu", (unsigned long long)tl[c].tokens);
 				printf("\n");
 			}
 			next = t + 1000000;
