@@ -15,11 +15,14 @@
 # Environment: XRL (build/xrl), RATE (10: the per-source SYN limit, per s),
 # BURST (10), NEW (100: --new-sources per s, --new-burst the same),
 # TOTAL (1000: --total per s, --total-burst the same), FLOOD_MAX (200M
-# frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), FLOOD_RT (0; 1:
+# frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), FLOOD_RT (1:
 # xdp_gen runs SCHED_FIFO 50 on CPU 0, so that other work on a loaded machine
 # does not pause the flood for milliseconds at a time: a paused flood leaves
-# a new-source budget or a --total cap to the clients; other CPU-bound work
-# on CPU 0 still takes it for 10-50 ms at a time, ~20 % of the time here),
+# a new-source budget or a --total cap to the clients; the kernel still
+# gives other tasks on CPU 0 5 %; 0: SCHED_OTHER), FLOOD_HOLD (1: xdp_gen
+# --hold lo, so that its test runs do not wait for an RCU grace period twice
+# a call with no frames sent, 10-50 ms at a time on a loaded machine; 0: the
+# flood has those gaps, 20-60 % of the time here with FLOOD_RT too),
 # CLIENT_CPU (1: the CPU of the clients and the listener; empty: any),
 # PROBE (1; 0: no probe), PROBE_OUT (/tmp/newconn_probe), CONNECT_S (3: curl --connect-timeout; the request may take 1 s more),
 # SYNCOOKIES (the server namespace's net.ipv4.tcp_syncookies; default: the
@@ -92,13 +95,16 @@ CONNECT_S=${CONNECT_S:-3}
 PY=/usr/bin/python3
 GEN=${GEN:-$REPO/build/xdp_gen}
 FLOOD=${FLOOD:-xdp_gen}
-FLOOD_RT=${FLOOD_RT:-0}
+FLOOD_RT=${FLOOD_RT:-1}
 CLIENT_CPU=${CLIENT_CPU:-1}
+FLOOD_HOLD=${FLOOD_HOLD:-1}
 PROBE=${PROBE:-1}
 PROBE_BIN=${PROBE_BIN:-$REPO/build/newconn_probe}
 PROBE_OUT=${PROBE_OUT:-/tmp/newconn_probe}
 RT=()
 [ "$FLOOD_RT" = 1 ] && RT=(chrt -f 50)
+HOLD=()
+[ "$FLOOD_HOLD" = 1 ] && HOLD=(--hold lo)
 CPIN=()
 [ -n "$CLIENT_CPU" ] && CPIN=(taskset -c "$CLIENT_CPU")
 
@@ -294,10 +300,12 @@ for c in ${CASES//,/ }; do
 				--notouch-irq --dev f0 --conf "$TMP/syn.cfg" --num "$FLOOD_MAX" --cpus 1
 		) >"$TMP/flood.$c.log" 2>&1 &
 	else
+		# a generator killed before it detached (--hold) leaves its program on lo
+		ip -n "$NS_F" link set dev lo xdpgeneric off 2>/dev/null
 		(
 			cd "$TMP" && exec timeout -s INT -k 3 120 taskset -c 0 "${RT[@]}" "$GEN" send --netns /run/netns/"$NS_F" \
 				--ifname f0 --dst-mac "$S1_MAC" --dst 198.18.1.1 --random 10.16.0.0 1048576 \
-				--syn 80 --count "$FLOOD_MAX" --secs 110
+				--syn 80 --count "$FLOOD_MAX" --secs 110 "${HOLD[@]}"
 		) >"$TMP/flood.$c.log" 2>&1 &
 	fi
 	fpid=$!
@@ -333,6 +341,7 @@ for c in ${CASES//,/ }; do
 			log "probe analysis failed"
 	fi
 	tf1=$(date +%s%N)
+	grep -m1 '^xdp_gen:' "$TMP/flood.$c.log" >&2
 	rx1=$(ip netns exec "$NS_S" cat /sys/class/net/s1/statistics/rx_packets)
 	nst1=$(tcp_counters)
 	if [ "$FLOOD" = trafgen ]; then
@@ -368,7 +377,7 @@ done
 # ------------------------------------------------------------------ markdown
 printf '\n### Legitimate clients during a spoofed SYN flood\n\n'
 printf 'bench/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0%s, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Clients and listener on CPU %s. Success: HTTP 200 within %d s of connect + 1 s (%s SYN tries: tcp_syn_linear_timeouts %s). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance. Probe columns (PROBE=1, bench/newconn_probe.py): the new clients'"'"' SYNs (every try) that xrl passed, of those sent while the flood reached XDP at at least half its running rate over the ~2 ms around them ("flood full") and of those sent while it was under a tenth of it ("in a gap": the generator off the CPU); the connections all of whose tries were sent with the flood full, and how many got a SYN through; the share of the clients'"'"' time the flood was in a gap.\n\n' \
-	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "${CLIENT_CPU:-any}" "$CONNECT_S" "$TRIES" "$LINEAR"
+	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')$([ "$FLOOD_HOLD" = 1 ] && [ "$FLOOD" != trafgen ] && echo ', --hold lo')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "${CLIENT_CPU:-any}" "$CONNECT_S" "$TRIES" "$LINEAR"
 printf '| case | rule | new clients ok | median connect s | returning ok | median connect s | new SYNs passed, flood full | in a gap | gap-free connections ok | clients'"'"' time in gaps | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
 printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for r in "${ROWS[@]}"; do
