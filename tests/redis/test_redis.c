@@ -534,6 +534,8 @@ static void test_since_per_source(void **state)
 	xrl_redis_close(&r);
 }
 
+static long long raw_int(redisContext *c, const char *fmt, const char *key);
+
 static long long redis_now_us(redisContext *c)
 {
 	redisReply *rep = redisCommand(c, "TIME");
@@ -741,7 +743,7 @@ static void test_gcra_rolling_upgrade(void **state)
 				      .demand_us = "1000000" };
 	struct xrl_gcra_source sn = { .key = key, .n = "5", .demand_key = dkey, .demand = "100",
 				      .demand_us = "1000000" };
-	long long now, t;
+	long long now, t, t_d;
 	int i;
 
 	(void)state;
@@ -760,6 +762,9 @@ static void test_gcra_rolling_upgrade(void **state)
 			fail_msg("report %d (%s script): TAT %lld, expected %lld", i, old ? "previous" : "this",
 				 tat_of(c, key), t);
 		assert_true(expiretime_ms(c, key) == tat_expiry_ms(c, key, life));
+		/* the demand lives at least its window (3 s) past the last report, whoever wrote it */
+		t_d = raw_int(c, "PTTL %s", dkey);
+		assert_true(t_d > 2900 && t_d <= 6000);
 		assert_true(a.live == (i == 0 ? 1 : 2));
 		if (i > 0 && old)
 			assert_true(a.share_ppm > 899000 && a.share_ppm < 901000);
@@ -776,6 +781,44 @@ static void test_gcra_rolling_upgrade(void **state)
 	redisFree(c);
 	xrl_redis_close(&rold);
 	xrl_redis_close(&rnew);
+}
+
+/*
+ * The demand hash's expiry is renewed when less than a window (3 s here) is
+ * left, to two windows, not at every report: two reports in a row set it
+ * once; a report with less left renews it.
+ */
+static void test_demand_expiry_renewed_rarely(void **state)
+{
+	const char *key = "xrl:{t12:198.18.4.1}", *dkey = "xrl:{t12:198.18.4.1}:d";
+	struct xrl_gcra_source src = { .key = key, .n = "1", .demand_key = dkey, .demand = "10",
+				       .demand_us = "1000000" };
+	struct xrl_gcra_answer a;
+	redisContext *c = raw();
+	struct xrl_redis r;
+	long long ttl, now_ms;
+
+	(void)state;
+	connect_client(&r);
+	freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	ttl = raw_int(c, "PTTL %s", dkey);
+	assert_true(ttl > 5900 && ttl <= 6000);
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	assert_int_equal(cmd_calls(c, "pexpire") + cmd_calls(c, "pexpireat"), 1);
+	assert_true(raw_int(c, "PTTL %s", dkey) <= ttl);
+	/* 2.5 s left, as if 3.5 s had passed: renewed */
+	now_ms = redis_now_us(c) / 1000;
+	freeReplyObject(redisCommand(c, "HSET %s %s %lld", dkey, " x", now_ms + 2500));
+	freeReplyObject(redisCommand(c, "PEXPIREAT %s %lld", dkey, now_ms + 2500));
+	freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	assert_int_equal(cmd_calls(c, "pexpireat"), 1);
+	ttl = raw_int(c, "PTTL %s", dkey);
+	assert_true(ttl > 5900 && ttl <= 6000);
+	assert_true(a.live == 1 && a.share_ppm == 1000000);   /* the mark is no host */
+	redisFree(c);
+	xrl_redis_close(&r);
 }
 
 /*
@@ -1156,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(test_gcra_ahead_same),
 		cmocka_unit_test(test_gcra_ahead_one_write),
 		cmocka_unit_test(test_gcra_rolling_upgrade),
+		cmocka_unit_test(test_demand_expiry_renewed_rarely),
 		cmocka_unit_test(test_script_layout),
 		cmocka_unit_test(test_window_counters),
 		cmocka_unit_test(test_log_reports),

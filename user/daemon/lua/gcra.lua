@@ -51,7 +51,7 @@
 -- older xrl) makes INCRBY fail and is SET whole instead. Numbers go to
 -- Redis as strings: Redis formats a Lua number with %.17g, which costs
 -- more than the write.
--- The demand expires a live window after the last report.
+-- The demand expires one to two live windows after the last report.
 -- The keys of one call must share a Redis Cluster slot on a cluster:
 -- nothing here spans sources, so a batch split by slot is still a batch.
 
@@ -153,15 +153,21 @@ if #reads > 0 then
     if take then out[m + i] = granted end
   end
 end
+-- The demand hash's own expiry (ms, absolute) is kept in it as field MARK,
+-- which no host id can be (they have no spaces): HGETALL brings it along,
+-- and the key's expiry is renewed (to two windows past now) only when less
+-- than a window is left, not at every report. An older xrl takes MARK for
+-- a host long gone and deletes it; it then renews the expiry itself.
+local MARK, wms, nowms = ' x', ceil(window / 1000), floor(now / 1000)
 local a, o = F + 1 + m, #out
 for j = 1, nd do
   local dkey, demand = KEYS[m + j], tonumber(ARGV[a])
   local el = max(tonumber(ARGV[a + 1]), 1)
   local rate = demand * 1000000 / el
   local all = redis.call('HGETALL', dkey)
-  local sum, live, gone, mine = 0, 1, {}, nil
+  local sum, live, gone, mine, x = 0, 1, {}, nil, 0
   for k = 1, #all, 2 do
-    if all[k] == host then mine = all[k + 1] end
+    if all[k] == host then mine = all[k + 1] elseif all[k] == MARK then x = tonumber(all[k + 1]) or 0 end
   end
   if mine then
     local r = tonumber(string.match(mine, ' (%S+)$')) or rate
@@ -169,7 +175,7 @@ for j = 1, nd do
   end
   sum = rate
   for k = 1, #all, 2 do
-    if all[k] ~= host then
+    if all[k] ~= host and all[k] ~= MARK then
       local seen, r = string.match(all[k + 1], '^(%S+) (%S+)$')
       if now - (tonumber(seen) or 0) <= window then
         live, sum = live + 1, sum + (tonumber(r) or 0)
@@ -179,8 +185,13 @@ for j = 1, nd do
     end
   end
   if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end
-  redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate))
-  redis.call('PEXPIRE', dkey, math.ceil(window / 1000))
+  if x - nowms >= wms then
+    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate))
+  else
+    x = nowms + 2 * wms
+    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate), MARK, fmt('%d', x))
+    redis.call('PEXPIREAT', dkey, fmt('%d', x))
+  end
   out[o + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000
   out[o + 2] = live
   o, a = o + 2, a + 2
