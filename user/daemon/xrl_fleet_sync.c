@@ -90,11 +90,13 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 			     sizeof(f->keytext[0]) - 2);
 	/*
 	 * "n", or "n@since" for a source younger than the round; "+" first
-	 * when the fleet's TAT was still ahead of the admissions' start when
-	 * Redis last answered (the floor reaches past it): gcra.lua then adds
-	 * to it without reading it first (a guess: either way is right).
+	 * when its floor still holds this host back at the round's start (the
+	 * fleet's TAT was that far ahead when Redis last answered, or this
+	 * host's share is spent): gcra.lua then adds to the TAT without
+	 * reading it first. A guess: either way the answer is the same, a
+	 * wrong "+" costs Redis one write more, a missing one a read.
 	 */
-	ahead = p->old && p->delta && p->old->v.until_ns > rt->t0 - p->since_ns;
+	ahead = p->old && p->delta && p->old->v.until_ns > rt->t0;
 	if (p->since_ns == rt->since_ns)
 		snprintf(a[0], 32, "%s%llu", ahead ? "+" : "", (unsigned long long)p->delta);
 	else
