@@ -620,35 +620,36 @@ static void test_gcra_ahead_same(void **state)
 	tat0[2] = slot + life - 1000;     /* + 5 ms: into the next slot */
 	tat0[3] = now - 500000;
 	tat0[4] = slot + 2000;            /* stored as "….5" */
+	/* keys 0-4 "+5" (first, as the daemon sends them), 5-9 the same states sent "5" */
 	for (k = 0; k < 10; k++) {
-		long long t = tat0[k / 2];
+		long long t = tat0[k % 5];
 		redisReply *rep;
 
 		snprintf(keys[k], sizeof(keys[k]), "xrl:{t9:198.18.1.%d}", k);
 		src[k].key = keys[k];
-		src[k].n = k % 2 ? "+5" : "5";
+		src[k].n = k < 5 ? "+5" : "5";
 		if (t < 0)
 			continue;
-		rep = redisCommand(c, "SET %s %lld%s PXAT %lld", keys[k], t, k / 2 == 4 ? ".5" : "",
+		rep = redisCommand(c, "SET %s %lld%s PXAT %lld", keys[k], t, k % 5 == 4 ? ".5" : "",
 				   (t / life + 2) * life / 1000);
 		freeReplyObject(rep);
 	}
 	connect_client(&r);
 	gcra_record_batch(&r, src, 10, "h", ans);
-	for (k = 0; k < 10; k += 2) {
-		long long a = tat_of(c, keys[k]), b = tat_of(c, keys[k + 1]);
+	for (k = 0; k < 5; k++) {
+		long long a = tat_of(c, keys[k + 5]), b = tat_of(c, keys[k]);
 
-		if (a != b || expiretime_ms(c, keys[k]) != expiretime_ms(c, keys[k + 1]) ||
-		    ans[k].debt_us != ans[k + 1].debt_us)
+		if (a != b || expiretime_ms(c, keys[k + 5]) != expiretime_ms(c, keys[k]) ||
+		    ans[k + 5].debt_us != ans[k].debt_us)
 			fail_msg("TAT %s: plain %lld (expires %lld, debt %.0f), '+' %lld (expires %lld, debt %.0f)",
-				 what[k / 2], a, expiretime_ms(c, keys[k]), ans[k].debt_us, b,
-				 expiretime_ms(c, keys[k + 1]), ans[k + 1].debt_us);
+				 what[k], a, expiretime_ms(c, keys[k + 5]), ans[k + 5].debt_us, b,
+				 expiretime_ms(c, keys[k]), ans[k].debt_us);
 		/* the expiry the TAT's slot says, and the TAT: 5 ms past where it was, or past now */
-		assert_true(expiretime_ms(c, keys[k + 1]) == tat_expiry_ms(c, keys[k + 1], life));
-		if (k / 2 == 1 || k / 2 == 2)
-			assert_true(b == tat0[k / 2] + 5000);
-		else if (k / 2 == 4)
-			assert_true(b == tat0[k / 2] + 1 + 5000);
+		assert_true(expiretime_ms(c, keys[k]) == tat_expiry_ms(c, keys[k], life));
+		if (k == 1 || k == 2)
+			assert_true(b == tat0[k] + 5000);
+		else if (k == 4)
+			assert_true(b == tat0[k] + 1 + 5000);
 		else
 			assert_true(b >= now + 5000 && b < now + 5000 + 1000000);
 	}

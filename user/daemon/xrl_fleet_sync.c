@@ -73,7 +73,7 @@ void xrl_fleet_ensure_connected(struct xrl_fleet *f, __u64 now)
 /* The figures of one round, as the scripts take them. */
 struct round_text {
 	char live_us[32], demand_us[32], ttl_ms[32], life_us[32], since_us[32];
-	__u64 since_ns, t0;
+	__u64 since_ns;
 };
 
 /* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
@@ -84,23 +84,20 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	struct xrl_gcra_source *s = &f->sources[i];
 	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
 	size_t len;
-	bool ahead;
 
 	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
 			     sizeof(f->keytext[0]) - 2);
 	/*
 	 * "n", or "n@since" for a source younger than the round; "+" first
-	 * when its floor still holds this host back at the round's start (the
-	 * fleet's TAT was that far ahead when Redis last answered, or this
-	 * host's share is spent): gcra.lua then adds to the TAT without
-	 * reading it first. A guess: either way the answer is the same, a
-	 * wrong "+" costs Redis one write more, a missing one a read.
+	 * when the fleet's TAT is probably still ahead (p->ahead: the floor
+	 * still holds this host back at the round's start). A guess: either
+	 * way the answer is the same, a wrong "+" costs Redis one write more,
+	 * a missing one a read.
 	 */
-	ahead = p->old && p->delta && p->old->v.until_ns > rt->t0;
 	if (p->since_ns == rt->since_ns)
-		snprintf(a[0], 32, "%s%llu", ahead ? "+" : "", (unsigned long long)p->delta);
+		snprintf(a[0], 32, "%s%llu", p->ahead ? "+" : "", (unsigned long long)p->delta);
 	else
-		snprintf(a[0], 32, "%s%llu@%llu", ahead ? "+" : "", (unsigned long long)p->delta,
+		snprintf(a[0], 32, "%s%llu@%llu", p->ahead ? "+" : "", (unsigned long long)p->delta,
 			 (unsigned long long)p->since_ns / 1000);
 	s->key = key;
 	s->n = a[0];
@@ -355,13 +352,14 @@ static int pushes_by_rule(const void *a, const void *b)
 
 	if (x->rule != y->rule)
 		return x->rule < y->rule ? -1 : 1;
+	/* within a rule those expected ahead first: gcra.lua takes them so */
+	if (x->ahead != y->ahead)
+		return x->ahead ? -1 : 1;
 	return (x->used > y->used) - (x->used < y->used);
 }
 
-static void round_text(const struct xrl_fleet *f, __u64 t0, __u64 since_ns,
-		       struct round_text *rt)
+static void round_text(const struct xrl_fleet *f, __u64 since_ns, struct round_text *rt)
 {
-	rt->t0 = t0;
 	rt->since_ns = since_ns;
 	snprintf(rt->live_us, sizeof(rt->live_us), "%llu",
 		 (unsigned long long)xrl_fleet_live_window_ns(f) / 1000);
@@ -385,7 +383,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	struct round_text rt;
 	char err[256];
 
-	round_text(f, t0, since_ns, &rt);
+	round_text(f, since_ns, &rt);
 	qsort(f->pushes, np, sizeof(*f->pushes), pushes_by_rule);
 	if (send_gcra(f, np, &rt, &s, err, sizeof(err)))
 		goto failed;

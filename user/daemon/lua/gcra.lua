@@ -96,55 +96,49 @@ local function put(k, nxt, tat, stored)
     redis.call('SET', k, fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
   end
 end
--- A source expected ahead (record mode, admissions, '+'): one INCRBY,
--- whose reply is the new TAT, and no read. If the TAT was in fact behind
--- (or missing: INCRBY made it g), it is set to now - since + g after it.
--- The others are read first, all with one MGET.
-local reads = {}
+-- Sources expected ahead come first (the daemon sorts them so); while
+-- they last (record mode, admissions, '+'): one INCRBY, whose reply is the
+-- new TAT, and no read. If the TAT was in fact behind (or missing: INCRBY
+-- made it g), it is set to now - since + g after it; if INCRBY is refused
+-- (an older xrl's fraction, or not a string), the source is read first
+-- with the rest. From the first other source on, all are read with one
+-- MGET and written as before.
+local r0 = m + 1
 for i = 1, m do
   local c = memo[ARGV[F + i]] or parse(ARGV[F + i])
   local new = c[5] and c[1] > 0 and redis.pcall('INCRBY', KEYS[i], c[4])
-  if type(new) == 'number' then
-    local k, g = KEYS[i], c[3]
-    local tat, base = new - g, now - c[2]
-    if tat >= base then
-      -- written; a new expiry only when the TAT moved to a later slot
-      local e = slot_end(new)
-      if e ~= slot_end(tat) then redis.call('PEXPIREAT', k, fmt('%d', e / 1000)) end
-    else
-      new = base + g
-      put(k, new, tat, tat ~= 0)
-    end
-    out[i] = new - now
+  if type(new) ~= 'number' then r0 = i break end
+  local g = c[3]
+  local tat, base = new - g, now - c[2]
+  if tat >= base then
+    -- written; a new expiry only when the TAT moved to a later slot
+    local e = slot_end(new)
+    if e ~= slot_end(tat) then redis.call('PEXPIREAT', KEYS[i], fmt('%d', e / 1000)) end
   else
-    -- read first (or INCRBY refused: an older xrl's fraction, or not a string)
-    reads[#reads + 1] = i
+    new = base + g
+    put(KEYS[i], new, tat, tat ~= 0)
   end
+  out[i] = new - now
 end
-if #reads > 0 then
-  local tats
-  if #reads == m then
-    tats = redis.call('MGET', unpack(KEYS, 1, m))
-  else
-    local ks = {}
-    for j = 1, #reads do ks[j] = KEYS[reads[j]] end
-    tats = redis.call('MGET', unpack(ks))
-  end
-  for j = 1, #reads do
-    local i = reads[j]
-    local c = memo[ARGV[F + i]]
-    local n, g = c[1], c[3]
-    local tat = tonumber(tats[j]) or 0
+if r0 <= m then
+  local tats = redis.call('MGET', unpack(KEYS, r0, m))
+  for i = r0, m do
+    local v = ARGV[F + i]
+    local c = memo[v] or parse(v)
+    local n, g, stored = c[1], c[3], tats[i - r0 + 1]
+    local tat = tonumber(stored) or 0
     local granted = 0
     if n > 0 then
       local base = max(tat, now - c[2])
       local nxt = ceil(base) + g
       if not take or nxt - now <= span then
-        if tats[j] and base == tat and slot_end(nxt) == slot_end(tat) and
-           type(redis.pcall('INCRBY', KEYS[i], c[4])) == 'number' then
-          -- grown in place, the expiry kept
+        local e = (floor(nxt / life) + 2) * life
+        if stored and e == (floor(tat / life) + 2) * life then
+          if base ~= tat or type(redis.pcall('INCRBY', KEYS[i], c[4])) ~= 'number' then
+            redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')
+          end
         else
-          put(KEYS[i], nxt, tat, tats[j])
+          redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
         end
         granted, tat = n, nxt
       end
