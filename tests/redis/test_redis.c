@@ -534,6 +534,294 @@ static void test_since_per_source(void **state)
 	xrl_redis_close(&r);
 }
 
+static long long raw_int(redisContext *c, const char *fmt, const char *key);
+
+static long long redis_now_us(redisContext *c)
+{
+	redisReply *rep = redisCommand(c, "TIME");
+	long long v = atoll(rep->element[0]->str) * 1000000 + atoll(rep->element[1]->str);
+
+	freeReplyObject(rep);
+	return v;
+}
+
+/* A TAT as stored (whole µs), or -1 when the key is missing. */
+static long long tat_of(redisContext *c, const char *key)
+{
+	redisReply *rep = redisCommand(c, "GET %s", key);
+	long long v = -1;
+
+	assert_non_null(rep);
+	if (rep->type == REDIS_REPLY_STRING) {
+		assert_null(strchr(rep->str, '.'));
+		v = atoll(rep->str);
+	}
+	freeReplyObject(rep);
+	return v;
+}
+
+/* How many times Redis ran CMD (lower case) since the last CONFIG RESETSTAT. */
+static long long cmd_calls(redisContext *c, const char *cmd)
+{
+	redisReply *rep = redisCommand(c, "INFO commandstats");
+	char name[64], *p;
+	long long v = 0;
+
+	snprintf(name, sizeof(name), "cmdstat_%s:calls=", cmd);
+	p = strstr(rep->str, name);
+	if (p)
+		v = atoll(p + strlen(name));
+	freeReplyObject(rep);
+	return v;
+}
+
+/* One gcra call of n sources in record mode (life 1 s, 1 ms a token, since 0); the answers. */
+static void gcra_record_batch(struct xrl_redis *r, const struct xrl_gcra_source *src, int n,
+			      const char *host, struct xrl_gcra_answer *ans)
+{
+	const char *fixed[XRL_GCRA_FIXED], **argv = calloc(xrl_gcra_argc(n, n), sizeof(*argv));
+	struct xrl_redis_call c = { 0 };
+	char err[256], nd[16];
+
+	assert_non_null(argv);
+	gcra_fixed(fixed, "0", host, "3000000", "1000000", "1000", "50000", "0");
+	xrl_gcra_build(&c, argv, fixed, src, n, nd);
+	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
+	assert_int_equal(xrl_gcra_decode(c.reply, src, n, false, ans), 0);
+	xrl_redis_calls_free(&c, 1);
+	free(argv);
+}
+
+/*
+ * A source the host expects ahead ("+n") is added to in place without a
+ * read; whatever Redis holds, it ends as a source sent plainly ("n") does
+ * in the same call (so at the same instant): the same TAT, expiry and debt,
+ * when the TAT is missing, ahead within its expiry slot, ahead across the
+ * slot's end, behind, or a fraction from an older xrl.
+ */
+static void test_gcra_ahead_same(void **state)
+{
+	static const char *const what[] = { "missing", "ahead", "ahead across the slot",
+					    "behind", "a fraction" };
+	const long long life = 1000000;
+	struct xrl_gcra_source src[10] = { { 0 } };
+	struct xrl_gcra_answer ans[10];
+	char keys[10][64];
+	redisContext *c = raw();
+	struct xrl_redis r;
+	long long now, slot, tat0[5];
+	int k;
+
+	(void)state;
+	now = redis_now_us(c);
+	slot = (now / life + 2) * life;   /* a slot start 1 to 2 s ahead */
+	tat0[0] = -1;
+	tat0[1] = slot + 1000;
+	tat0[2] = slot + life - 1000;     /* + 5 ms: into the next slot */
+	tat0[3] = now - 500000;
+	tat0[4] = slot + 2000;            /* stored as "….5" */
+	/* keys 0-4 "+5" (first, as the daemon sends them), 5-9 the same states sent "5" */
+	for (k = 0; k < 10; k++) {
+		long long t = tat0[k % 5];
+		redisReply *rep;
+
+		snprintf(keys[k], sizeof(keys[k]), "xrl:{t9:198.18.1.%d}", k);
+		src[k].key = keys[k];
+		src[k].n = k < 5 ? "+5" : "5";
+		if (t < 0)
+			continue;
+		rep = redisCommand(c, "SET %s %lld%s PXAT %lld", keys[k], t, k % 5 == 4 ? ".5" : "",
+				   (t / life + 2) * life / 1000);
+		freeReplyObject(rep);
+	}
+	connect_client(&r);
+	gcra_record_batch(&r, src, 10, "h", ans);
+	for (k = 0; k < 5; k++) {
+		long long a = tat_of(c, keys[k + 5]), b = tat_of(c, keys[k]);
+
+		if (a != b || expiretime_ms(c, keys[k + 5]) != expiretime_ms(c, keys[k]) ||
+		    ans[k + 5].debt_us != ans[k].debt_us)
+			fail_msg("TAT %s: plain %lld (expires %lld, debt %.0f), '+' %lld (expires %lld, debt %.0f)",
+				 what[k], a, expiretime_ms(c, keys[k + 5]), ans[k + 5].debt_us, b,
+				 expiretime_ms(c, keys[k]), ans[k].debt_us);
+		/* the expiry the TAT's slot says, and the TAT: 5 ms past where it was, or past now */
+		assert_true(expiretime_ms(c, keys[k]) == tat_expiry_ms(c, keys[k], life));
+		if (k == 1 || k == 2)
+			assert_true(b == tat0[k] + 5000);
+		else if (k == 4)
+			assert_true(b == tat0[k] + 1 + 5000);
+		else
+			assert_true(b >= now + 5000 && b < now + 5000 + 1000000);
+	}
+	redisFree(c);
+	xrl_redis_close(&r);
+}
+
+/*
+ * 64 sources over budget, sent as the daemon sends them ("+n"): one write
+ * each and no read (the TIME of the call aside, 64 commands, INCRBY all).
+ */
+static void test_gcra_ahead_one_write(void **state)
+{
+	const long long life = 1000000;
+	struct xrl_gcra_source src[64] = { { 0 } };
+	struct xrl_gcra_answer ans[64];
+	char keys[64][64];
+	redisContext *c = raw();
+	struct xrl_redis r;
+	long long now;
+	int k;
+
+	(void)state;
+	now = redis_now_us(c);
+	for (k = 0; k < 64; k++) {
+		long long t = (now / life + 2) * life + 1000;
+		redisReply *rep;
+
+		snprintf(keys[k], sizeof(keys[k]), "xrl:{t10:198.18.2.%d}", k);
+		src[k].key = keys[k];
+		src[k].n = "+5";
+		rep = redisCommand(c, "SET %s %lld PXAT %lld", keys[k], t, (t / life + 2) * life / 1000);
+		freeReplyObject(rep);
+	}
+	connect_client(&r);
+	freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+	gcra_record_batch(&r, src, 64, "h", ans);
+	assert_int_equal(cmd_calls(c, "incrby"), 64);
+	assert_int_equal(cmd_calls(c, "mget") + cmd_calls(c, "get") + cmd_calls(c, "set") +
+			 cmd_calls(c, "pexpireat"), 0);
+	for (k = 0; k < 64; k++)
+		assert_true(ans[k].debt_us > 1000000 + 1000);
+	redisFree(c);
+	xrl_redis_close(&r);
+}
+
+/* The previous gcra.lua (c5e2be8), kept in tests/redis next to this file. */
+static void load_prev_gcra(struct xrl_redis *r)
+{
+	char path[512], *src;
+	const char *slash = strrchr(__FILE__, '/');
+	redisContext *c = raw();
+	redisReply *rep;
+	FILE *f;
+	long len;
+
+	snprintf(path, sizeof(path), "%.*sgcra_prev.lua", slash ? (int)(slash - __FILE__ + 1) : 0,
+		 __FILE__);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("%s: %s (run build/test_redis from the source tree's top)", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	src = calloc(1, len + 1);
+	assert_non_null(src);
+	assert_int_equal(fread(src, 1, len, f), len);
+	fclose(f);
+	rep = redisCommand(c, "SCRIPT LOAD %s", src);
+	assert_int_equal(rep->type, REDIS_REPLY_STRING);
+	connect_client(r);
+	snprintf(r->sha[XRL_SCRIPT_GCRA], sizeof(r->sha[0]), "%s", rep->str);
+	freeReplyObject(rep);
+	free(src);
+	redisFree(c);
+}
+
+/*
+ * A rolling upgrade: daemons with the previous gcra.lua and with this one
+ * on the same keys. Each reads what the other wrote: the TAT adds up
+ * exactly (5 ms a report), its expiry is always the one its slot says,
+ * and the demand hash gives both hosts their shares (900 and 100 packets/s).
+ */
+static void test_gcra_rolling_upgrade(void **state)
+{
+	const long long life = 1000000;
+	struct xrl_redis rold, rnew;
+	struct xrl_gcra_answer a;
+	redisContext *c = raw();
+	const char *key = "xrl:{t11:198.18.3.1}", *dkey = "xrl:{t11:198.18.3.1}:d";
+	struct xrl_gcra_source so = { .key = key, .n = "5", .demand_key = dkey, .demand = "900",
+				      .demand_us = "1000000" };
+	struct xrl_gcra_source sn = { .key = key, .n = "5", .demand_key = dkey, .demand = "100",
+				      .demand_us = "1000000" };
+	long long now, t, t_d;
+	int i;
+
+	(void)state;
+	load_prev_gcra(&rold);
+	connect_client(&rnew);
+	now = redis_now_us(c);
+	t = (now / life + 2) * life + 1000;   /* ahead, and 5 ms a report stays in its slot */
+	freeReplyObject(redisCommand(c, "SET %s %lld PXAT %lld", key, t, (t / life + 2) * life / 1000));
+	for (i = 0; i < 8; i++) {
+		bool old = i % 2 == 0;
+
+		sn.n = i % 4 == 1 ? "5" : "+5";
+		gcra_record_batch(old ? &rold : &rnew, old ? &so : &sn, 1, old ? "ho" : "hn", &a);
+		t += 5000;
+		if (tat_of(c, key) != t)
+			fail_msg("report %d (%s script): TAT %lld, expected %lld", i, old ? "previous" : "this",
+				 tat_of(c, key), t);
+		assert_true(expiretime_ms(c, key) == tat_expiry_ms(c, key, life));
+		/* the demand lives at least its window (3 s) past the last report, whoever wrote it */
+		t_d = raw_int(c, "PTTL %s", dkey);
+		assert_true(t_d > 2900 && t_d <= 6000);
+		assert_true(a.live == (i == 0 ? 1 : 2));
+		if (i > 0 && old)
+			assert_true(a.share_ppm > 899000 && a.share_ppm < 901000);
+		if (!old)
+			assert_true(a.share_ppm > 99000 && a.share_ppm < 101000);
+	}
+	/* a TAT the previous script makes from nothing is read by this one */
+	freeReplyObject(redisCommand(c, "DEL %s %s", key, dkey));
+	gcra_record_batch(&rold, &so, 1, "ho", &a);
+	t = tat_of(c, key);
+	gcra_record_batch(&rnew, &sn, 1, "hn", &a);
+	assert_true(tat_of(c, key) == t + 5000);
+	assert_true(expiretime_ms(c, key) == tat_expiry_ms(c, key, life));
+	redisFree(c);
+	xrl_redis_close(&rold);
+	xrl_redis_close(&rnew);
+}
+
+/*
+ * The demand hash's expiry is renewed when less than a window (3 s here) is
+ * left, to two windows, not at every report: two reports in a row set it
+ * once; a report with less left renews it.
+ */
+static void test_demand_expiry_renewed_rarely(void **state)
+{
+	const char *key = "xrl:{t12:198.18.4.1}", *dkey = "xrl:{t12:198.18.4.1}:d";
+	struct xrl_gcra_source src = { .key = key, .n = "1", .demand_key = dkey, .demand = "10",
+				       .demand_us = "1000000" };
+	struct xrl_gcra_answer a;
+	redisContext *c = raw();
+	struct xrl_redis r;
+	long long ttl, now_ms;
+
+	(void)state;
+	connect_client(&r);
+	freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	ttl = raw_int(c, "PTTL %s", dkey);
+	assert_true(ttl > 5900 && ttl <= 6000);
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	assert_int_equal(cmd_calls(c, "pexpire") + cmd_calls(c, "pexpireat"), 1);
+	assert_true(raw_int(c, "PTTL %s", dkey) <= ttl);
+	/* 2.5 s left, as if 3.5 s had passed: renewed */
+	now_ms = redis_now_us(c) / 1000;
+	freeReplyObject(redisCommand(c, "HSET %s %s %lld", dkey, " x", now_ms + 2500));
+	freeReplyObject(redisCommand(c, "PEXPIREAT %s %lld", dkey, now_ms + 2500));
+	freeReplyObject(redisCommand(c, "CONFIG RESETSTAT"));
+	gcra_record_batch(&r, &src, 1, "h", &a);
+	assert_int_equal(cmd_calls(c, "pexpireat"), 1);
+	ttl = raw_int(c, "PTTL %s", dkey);
+	assert_true(ttl > 5900 && ttl <= 6000);
+	assert_true(a.live == 1 && a.share_ppm == 1000000);   /* the mark is no host */
+	redisFree(c);
+	xrl_redis_close(&r);
+}
+
 /*
  * The scripts read their ARGV by position; the positions are
  * xrl_script_args.h's. Each script names the count of fixed figures once
@@ -909,6 +1197,10 @@ int main(void)
 		cmocka_unit_test(test_hosts),
 		cmocka_unit_test(test_batch_demand_share),
 		cmocka_unit_test(test_since_per_source),
+		cmocka_unit_test(test_gcra_ahead_same),
+		cmocka_unit_test(test_gcra_ahead_one_write),
+		cmocka_unit_test(test_gcra_rolling_upgrade),
+		cmocka_unit_test(test_demand_expiry_renewed_rarely),
 		cmocka_unit_test(test_script_layout),
 		cmocka_unit_test(test_window_counters),
 		cmocka_unit_test(test_log_reports),

@@ -27,6 +27,12 @@ struct xrl_fleet_push {
 	__s64 demand;             /* packets seen since the demand was last reported; -1: not now */
 	__u64 demand_ns;          /* over how long */
 	struct xrl_fleet_floor_entry *old;
+	/*
+	 * The fleet's TAT is probably still ahead (new admissions, and the
+	 * floor still holds this host back at the round's start): sent first
+	 * in its call, as "+n" (gcra.lua adds without reading first).
+	 */
+	bool ahead;
 	double debt_us;           /* Redis' answer (NAN: none) */
 	double share;             /* this host's share of the source's demand */
 	__u32 live;               /* hosts that reported demand for it lately */

@@ -56,6 +56,7 @@ static bool choose_one(struct xrl_fleet *f, int i, __u64 t0, __u64 elapsed, int 
 	p->since_ns = t0 - u->born_ns < xrl_fleet_round_since(elapsed) ?
 		      t0 - u->born_ns : xrl_fleet_round_since(elapsed);
 	p->old = fe;
+	p->ahead = fe && p->delta && fe->v.until_ns > t0;
 	p->debt_us = NAN;
 	p->win_idx = p->win_cur = p->win_prev = NAN;
 	p->log_others = p->log_leave_us = p->log_after = NAN;

@@ -87,11 +87,17 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 
 	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
 			     sizeof(f->keytext[0]) - 2);
-	/* "n", or "n@since" for a source younger than the round */
+	/*
+	 * "n", or "n@since" for a source younger than the round; "+" first
+	 * when the fleet's TAT is probably still ahead (p->ahead: the floor
+	 * still holds this host back at the round's start). A guess: either
+	 * way the answer is the same, a wrong "+" costs Redis one write more,
+	 * a missing one a read.
+	 */
 	if (p->since_ns == rt->since_ns)
-		snprintf(a[0], 32, "%llu", (unsigned long long)p->delta);
+		snprintf(a[0], 32, "%s%llu", p->ahead ? "+" : "", (unsigned long long)p->delta);
 	else
-		snprintf(a[0], 32, "%llu@%llu", (unsigned long long)p->delta,
+		snprintf(a[0], 32, "%s%llu@%llu", p->ahead ? "+" : "", (unsigned long long)p->delta,
 			 (unsigned long long)p->since_ns / 1000);
 	s->key = key;
 	s->n = a[0];
@@ -346,6 +352,9 @@ static int pushes_by_rule(const void *a, const void *b)
 
 	if (x->rule != y->rule)
 		return x->rule < y->rule ? -1 : 1;
+	/* within a rule those expected ahead first: gcra.lua takes them so */
+	if (x->ahead != y->ahead)
+		return x->ahead ? -1 : 1;
 	return (x->used > y->used) - (x->used < y->used);
 }
 

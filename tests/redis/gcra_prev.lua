@@ -1,0 +1,122 @@
+-- The layout of ARGV (the fixed figures' positions, how many follow per
+-- source and per demand key) is defined in user/daemon/xrl_script_args.h, which
+-- the daemon's call builder and test_redis use; this script reads them by
+-- position. test_redis checks that F and the ARGV[n] below match it, and a
+-- call whose argument count does not fit is refused.
+--
+-- GCRA over the fleet, for a batch of one rule's sources at once (one call
+-- per batch, so a round of 10,000 sources is ~160 calls, not 10,000).
+-- KEYS: first one string per source, holding the theoretical arrival time
+-- (TAT) of the fleet's budget for it; then, for the sources whose demand
+-- goes along this time, in the same order, a hash of each host's demand
+-- (field HOST = "last-seen packets/s", smoothed over ~1 s). A source's
+-- keys share its hash tag.
+-- ARGV[1] mode: "1" take the n tokens only if they are there, all or
+-- nothing; "0" record admissions already made (the data path admitted
+-- before asking). ARGV[2] host, ARGV[3] the live window of demand (µs),
+-- ARGV[4] the life of a TAT past its time (µs), ARGV[5] the rule's
+-- interval (µs per token), ARGV[6] its span (burst x interval), ARGV[7] how
+-- many demand keys follow the TAT keys, ARGV[8] since (µs: how far back the
+-- admissions go, the time since the host's last round). Then one per
+-- source: n admissions, or "n@since" for a source younger than that; then
+-- two per demand key: the packets this host saw for the source, admitted
+-- and refused, and the µs they cover.
+-- What is the same for every source comes once per call, and a source
+-- without demand brings one key and one number: Redis' time per source is
+-- what bounds a round, and most of it is Lua calling into Redis.
+-- Returns integers (Redis truncates Lua numbers): per source the debt, TAT
+-- - now in µs (how far ahead of now the fleet has spent; the host turns it
+-- into a floor under its local TAT); in take mode then per source the
+-- tokens granted; then per demand key this host's share of the live hosts'
+-- demand in parts per million and the number of live hosts.
+-- A TAT lives at least its life past its time: until then a host may still
+-- report admissions made before it (since reaches back at most that far),
+-- which must add to the TAT, not to a fresh one; after that a missing TAT
+-- and one in the past mean the same, a full bucket. It expires at the end
+-- of the life-long slot after the one it falls in, so it lives one to two
+-- lives past its time and most writes keep the expiry already set: a TAT
+-- still ahead (a source over budget) grows in place with INCRBY, one in the
+-- past is SET with KEEPTTL, and only one that moves to a later slot is SET
+-- with PXAT (an expiry costs Redis about half as much again as the write).
+-- Every host must pass the same life, or one could keep an expiry that
+-- another set too short. TATs are stored as whole µs, rounded up: at most
+-- 1 µs of extra debt per report; a TAT with a fraction (written by an
+-- older xrl) makes INCRBY fail and is SET whole instead. Numbers go to
+-- Redis as strings: Redis formats a Lua number with %.17g, which costs
+-- more than the write.
+-- The demand expires a live window after the last report.
+-- The keys of one call must share a Redis Cluster slot on a cluster.
+
+local F = 8   -- XRL_GCRA_FIXED: ARGV 1 to F are the fixed figures
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local take, host = ARGV[1] == '1', ARGV[2]
+local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])
+local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local since0 = tonumber(ARGV[8])
+local m = #KEYS - nd
+if #ARGV ~= F + m + 2 * nd then
+  return redis.error_reply(string.format('xrl gcra: %d arguments for %d keys (%d with demand), expected %d: see user/daemon/xrl_script_args.h', #ARGV, #KEYS, nd, F + m + 2 * nd))
+end
+local fmt, max, floor, ceil, out = string.format, math.max, math.floor, math.ceil, {}
+local tats = redis.call('MGET', unpack(KEYS, 1, m))
+for i = 1, m do
+  local v = ARGV[F + i]
+  local n, since = tonumber(v), since0
+  if not n then
+    local a, b = string.match(v, '^(%d+)@(%d+)$')
+    n, since = tonumber(a), tonumber(b)
+  end
+  local tat = tonumber(tats[i]) or 0
+  local granted = 0
+  if n > 0 then
+    local base = max(tat, now - since)
+    local nxt = ceil(base + n * iv)
+    if not take or nxt - now <= span then
+      local e = (floor(nxt / life) + 2) * life
+      if tats[i] and e == (floor(tat / life) + 2) * life then
+        if base ~= tat or type(redis.pcall('INCRBY', KEYS[i], fmt('%d', nxt - tat))) == 'table' then
+          redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')
+        end
+      else
+        redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
+      end
+      granted, tat = n, nxt
+    end
+  end
+  out[i] = tat - now
+  if take then out[m + i] = granted end
+end
+local a, o = F + 1 + m, #out
+for j = 1, nd do
+  local dkey, demand = KEYS[m + j], tonumber(ARGV[a])
+  local el = max(tonumber(ARGV[a + 1]), 1)
+  local rate = demand * 1000000 / el
+  local all = redis.call('HGETALL', dkey)
+  local sum, live, gone, mine = 0, 1, {}, nil
+  for k = 1, #all, 2 do
+    if all[k] == host then mine = all[k + 1] end
+  end
+  if mine then
+    local r = tonumber(string.match(mine, ' (%S+)$')) or rate
+    rate = r + (rate - r) * (1 - math.exp(-el / 1000000))
+  end
+  sum = rate
+  for k = 1, #all, 2 do
+    if all[k] ~= host then
+      local seen, r = string.match(all[k + 1], '^(%S+) (%S+)$')
+      if now - (tonumber(seen) or 0) <= window then
+        live, sum = live + 1, sum + (tonumber(r) or 0)
+      else
+        gone[#gone + 1] = all[k]
+      end
+    end
+  end
+  if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end
+  redis.call('HSET', dkey, host, fmt('%.0f %.3f', now, rate))
+  redis.call('PEXPIRE', dkey, math.ceil(window / 1000))
+  out[o + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000
+  out[o + 2] = live
+  o, a = o + 2, a + 2
+end
+return out
