@@ -372,7 +372,8 @@ struct xrl_config {
 	/*
 	 * The set hash's secret key (xrl_table_hash4): 64 bits from getrandom(2)
 	 * when the instance is made, kept while it is pinned, never printed.
-	 * Next to sets_v4: the data path reads both on the same line.
+	 * Next to sets_v4, in the first 64 bytes with the other fields every
+	 * packet reads (active_gen, sets_v4, rc_short).
 	 */
 	__u64 hash_seed;
 	/*
