@@ -106,6 +106,7 @@ int main(int argc, char **argv)
 	struct xrl_set4 *tab;
 	double walk[99], t_stats, t_json, t_top;
 	__u32 nsets;
+	__u64 seed;
 	size_t tlen;
 	long live;
 
@@ -139,7 +140,8 @@ int main(int argc, char **argv)
 	if (xrl_maps_open_pinned(dir, &m))
 		die("cannot open the instance's pinned maps");
 
-	/* the fill: N sources of 10.0.0.0/12 under rule 0, as the data path writes them */
+	/* the fill: N sources of 10.0.0.0/12 under rule 0, as the data path writes them (its seed) */
+	seed = xrl_hash_seed(&m);
 	nsets = xrl_map_max_entries(m.buckets_v4);
 	tlen = (size_t)nsets * sizeof(*tab);
 	tlen = (tlen + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) *
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
 		die("cannot map the bucket table (mmap of xrl_buckets_v4)");
 	for (i = 0; i < sources; i++) {
 		__u32 addr = htonl(0x0a000000u + (__u32)i), w;
-		struct xrl_set4 *set = &tab[xrl_set_index(xrl_table_hash4(0, addr), nsets)];
+		struct xrl_set4 *set = &tab[xrl_set_index(xrl_table_hash4(seed, 0, addr), nsets)];
 
 		for (w = 0; w < XRL_WAYS4; w++) {
 			if (!set->w[w].key) {

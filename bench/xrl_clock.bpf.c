@@ -244,7 +244,11 @@ int xrl_probe_set(struct xdp_md *ctx)
 	if (xrl_probe_key(ctx, &k))
 		return XDP_ABORTED;
 	want = xrl_key_word(0, k.addr);
-	idx = xrl_set_index(xrl_table_hash4(0, k.addr), XRL_DEFAULT_SOURCES / XRL_WAYS4);
+	/*
+	 * seed 0 (the probes have no instance config): the set hash's cost less
+	 * the seed's load and two ALU ops, its multiplier a constant
+	 */
+	idx = xrl_set_index(xrl_table_hash4(0, 0, k.addr), XRL_DEFAULT_SOURCES / XRL_WAYS4);
 	set = bpf_map_lookup_elem(&xrl_probe_set_map, &idx);
 	if (!set)
 		return XDP_ABORTED;
@@ -310,7 +314,7 @@ static __always_inline int xrl_probe_want(struct xdp_md *ctx, __u64 *want, __u32
 	if (xrl_probe_key(ctx, &k))
 		return -1;
 	*want = xrl_key_word(0, k.addr);
-	*h = xrl_table_hash4(0, k.addr);
+	*h = xrl_table_hash4(0, 0, k.addr);   /* seed 0, as in xrl_probe_set */
 	return 0;
 }
 

@@ -1122,7 +1122,7 @@ static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct 
 					 struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u32 h;
-	__u64 want = xrl_table_key(key, &h);
+	__u64 want = xrl_table_key(key, cfg->hash_seed, &h);
 
 	if (key->family == 4)
 		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, fast, cfg, gs);

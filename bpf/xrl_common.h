@@ -370,6 +370,13 @@ struct xrl_config {
 	__u32 sets_v4;          /* sets of xrl_buckets_v4 (its max_entries), written by xrl_config_init */
 	__u32 sets_v6;
 	/*
+	 * The set hash's secret key (xrl_table_hash4): 64 bits from getrandom(2)
+	 * when the instance is made, kept while it is pinned, never printed.
+	 * Next to sets_v4, in the first 64 bytes with the other fields every
+	 * packet reads (active_gen, sets_v4, rc_short).
+	 */
+	__u64 hash_seed;
+	/*
 	 * Rule cache granule per generation parity (XRL_RC_SHORT_*): how many
 	 * trailing address bits no rule prefix of that generation looks at
 	 * (32 - longest IPv4 prefix, 128 - longest IPv6 prefix). Sources equal
@@ -389,8 +396,8 @@ struct xrl_config {
 	__u32 table_format;
 	__u32 _pad_cfg;
 };
-/* Bump when xrl_table.h changes which set or way a source maps to. */
-#define XRL_TABLE_FORMAT 2
+/* Bump when xrl_table.h changes which set or way a source maps to (3: keyed by hash_seed). */
+#define XRL_TABLE_FORMAT 3
 #define XRL_RC_SHORT_V4(w) ((w) & 0xff)
 #define XRL_RC_SHORT_V6(w) (((w) >> 8) & 0xff)
 

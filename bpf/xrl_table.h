@@ -32,24 +32,41 @@ static __always_inline __u32 xrl_fmix32(__u32 h)
 
 /*
  * Set hash of a bucket: rule id and masked IPv4 address (network order), or
- * an IPv6 address's hash. One 64-bit multiply by an odd constant, its high
- * and middle bits folded: on the path of every limited packet, so one
- * multiply (~5 cycles) instead of two murmur finalizers in a row (~12 cycles
- * each); as even as those on consecutive, /24-strided, 4-strided and random
- * addresses (the share of 1M sources a table of 131,072 8-way sets holds:
- * 88.7, 88.6, 88.6, 87.9 % against 88.0, 88.0, 88.0, 87.9 %).
+ * an IPv6 address's hash, keyed by the instance's secret seed
+ * (xrl_config.hash_seed). Two multiplies, on the path of every limited
+ * packet: x = (rule id, address) as one 64-bit word times a secret odd
+ * multiplier (the seed XOR a fixed odd constant), then the product's high
+ * half folded into its low half and a fixed multiply, whose top 32 bits
+ * are the hash. The keyed multiply makes the difference of two sources'
+ * products, a x (x - x'), a random odd multiple of the inputs' lowest
+ * differing bit whatever the sources chosen: unlike a seed XORed into the
+ * input of a fixed multiply, no choice of sources cancels it. The fold and
+ * the second multiply are not linear in it, so a pair found to collide
+ * (by probing) is not an offset that makes every other source collide
+ * with its neighbour. Seed 0 is the unkeyed function (tests only).
  */
-static __always_inline __u32 xrl_table_hash4(__u32 rule_id, __u32 addr)
-{
-	__u64 y = (__u64)(addr ^ (rule_id * 0x9e3779b9u)) * 0x9e3779b97f4a7c15ull;
+#define XRL_HASH_MUL1 0x9e3779b97f4a7c15ull
+#define XRL_HASH_MUL2 0xbf58476d1ce4e5b9ull
 
-	return (__u32)(y >> 32) ^ (__u32)(y >> 13);
+static __always_inline __u32 xrl_table_hash4(__u64 seed, __u32 rule_id, __u32 addr)
+{
+	__u64 y = (((__u64)rule_id << 32) | addr) * ((seed ^ XRL_HASH_MUL1) | 1);
+
+	y ^= y >> 32;
+	y *= XRL_HASH_MUL2;
+	return (__u32)(y >> 32);
 }
 
-/* The 32-bit address hash of an IPv6 bucket (its key word's low half). */
-static __always_inline __u32 xrl_addr_hash6(const __u32 *a)
+/*
+ * The 32-bit address hash of an IPv6 bucket (its key word's low half),
+ * started from the seed's high half: two addresses with one address hash
+ * share a set whatever the set hash, and unkeyed this chain of finalizers
+ * is invertible (from any three words and a wanted hash the fourth word
+ * follows), so anyone could make addresses with a victim's hash.
+ */
+static __always_inline __u32 xrl_addr_hash6(__u64 seed, const __u32 *a)
 {
-	__u32 h = xrl_fmix32(a[0] ^ 0x7f4a7c15u);
+	__u32 h = xrl_fmix32(a[0] ^ 0x7f4a7c15u ^ (__u32)(seed >> 32));
 
 	h = xrl_fmix32(h ^ a[1]);
 	h = xrl_fmix32(h ^ a[2]);
@@ -57,22 +74,23 @@ static __always_inline __u32 xrl_addr_hash6(const __u32 *a)
 }
 
 /* Set hash of an IPv6 bucket, from its address hash. */
-static __always_inline __u32 xrl_table_hash6(__u32 rule_id, __u32 addr_hash)
+static __always_inline __u32 xrl_table_hash6(__u64 seed, __u32 rule_id, __u32 addr_hash)
 {
-	return xrl_table_hash4(rule_id, addr_hash);
+	return xrl_table_hash4(seed, rule_id, addr_hash);
 }
 
 /*
- * A source's key word, version bits clear, and its set hash in *h, for
- * either family: the key word's low 32 bits are the IPv4 address, or the
- * IPv6 address's hash (whose address the entry holds as well), and the set
- * hash is the same function of (rule id, those 32 bits) for both.
+ * A source's key word, version bits clear, and its set hash in *h under
+ * the instance's seed, for either family: the key word's low 32 bits are
+ * the IPv4 address, or the IPv6 address's hash (whose address the entry
+ * holds as well), and the set hash is the same function of (rule id,
+ * those 32 bits) for both.
  */
-static __always_inline __u64 xrl_table_key(const struct xrl_bucket_key *k, __u32 *h)
+static __always_inline __u64 xrl_table_key(const struct xrl_bucket_key *k, __u64 seed, __u32 *h)
 {
-	__u32 low = k->family == 4 ? k->addr[0] : xrl_addr_hash6(k->addr);
+	__u32 low = k->family == 4 ? k->addr[0] : xrl_addr_hash6(seed, k->addr);
 
-	*h = xrl_table_hash4(k->rule_id, low);
+	*h = xrl_table_hash4(seed, k->rule_id, low);
 	return XRL_KEY_VALID | ((__u64)k->rule_id << XRL_KEY_RULE_SHIFT) | low;
 }
 

@@ -169,7 +169,7 @@ static void test_maps_checked(void **state)
 
 		assert_int_equal(xrl_read_config(&tl.maps, &cfg), 0);
 		assert_int_equal(cfg.table_format, XRL_TABLE_FORMAT);
-		cfg.table_format = XRL_TABLE_FORMAT - 1;
+		cfg.table_format = 2;   /* the builds before the keyed set hash (hash_seed) */
 		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
 		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)),
 				 -EPROTO);
@@ -205,6 +205,55 @@ static void test_pinned_same(void **state)
 	assert_non_null(strstr(err, "is not attached: nothing is pinned at"));
 	assert_non_null(strstr(err, path));
 	assert_int_equal(bpf_obj_pin(tl.maps.config, path), 0);
+}
+
+_Static_assert(XRL_TABLE_FORMAT > 2, "the keyed set hash is a new table format");
+
+/*
+ * The set hash's seed (xrl_config.hash_seed): made when the instance's
+ * config is (xrl_config_init, from getrandom), the same through every
+ * re-open of the pins, another one for another instance. An instance of a
+ * build before the seed (its xrl_config 8 bytes shorter) is refused.
+ */
+static void test_seed_kept(void **state)
+{
+	struct xrl_instance in = inst();
+	char err[XRL_INSTANCE_ERRLEN], path[512];
+	__u64 seed = xrl_tl_seed(&tl);
+	struct xrl_tl other;
+	struct xrl_maps m;
+	int i, fd;
+
+	(void)state;
+	assert_true(seed != 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, XRL_OPEN_NO_IFACE, &m, err,
+						   sizeof(err)), 0);
+		assert_true(xrl_hash_seed(&m) == seed);
+		xrl_instance_close(&in, &m);
+	}
+	assert_int_equal(xrl_tl_open(&other, 1024, 0), 0);
+	assert_true(xrl_tl_seed(&other) != 0 && xrl_tl_seed(&other) != seed);
+	xrl_tl_close(&other);
+	assert_true(xrl_tl_seed(&tl) == seed);
+
+	snprintf(path, sizeof(path), "%s/xrl_config", dir);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "xrl_config", sizeof(__u32),
+			    sizeof(struct xrl_config) - sizeof(__u64), 1, NULL);   /* no hash_seed */
+	assert_true(fd >= 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(bpf_obj_pin(fd, path), 0);
+	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, XRL_OPEN_NO_IFACE, &m, err,
+					   sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "pinned by another build of xrl (its maps differ: xrl_config)"));
+	assert_int_equal(in.lock_fd, -1);
+	assert_int_equal(unlink(path), 0);
+	close(fd);
+	assert_int_equal(bpf_obj_pin(tl.maps.config, path), 0);
+	assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, XRL_OPEN_NO_IFACE, &m, err,
+					   sizeof(err)), 0);
+	assert_true(xrl_hash_seed(&m) == seed);
+	xrl_instance_close(&in, &m);
 }
 
 /* A pin directory others could write is refused, whatever the lock mode, and nothing opened. */
@@ -260,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_lock_modes),
 		cmocka_unit_test(test_maps_checked),
 		cmocka_unit_test(test_pinned_same),
+		cmocka_unit_test(test_seed_kept),
 		cmocka_unit_test(test_refused_dir),
 		cmocka_unit_test(test_daemon_lock),
 	};

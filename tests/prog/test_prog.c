@@ -731,8 +731,9 @@ static void test_rule_cache_granule(void **state)
 	xrl_tl_close(&t);
 }
 
-/* Sources of a rule whose bucket entries share one set of a table of nsets sets. */
-static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32], int n)
+/* Sources of a rule whose bucket entries share one set of a table of nsets sets under seed. */
+static int same_set(__u64 seed, __u32 rule_id, __u32 nsets, const char *fmt_prefix, char out[][32],
+		    int n)
 {
 	__u32 want = 0, a;
 	int found = 0, i;
@@ -741,8 +742,8 @@ static int same_set(__u32 rule_id, __u32 nsets, const char *fmt_prefix, char out
 		snprintf(out[found], 32, "%s.%d.%d", fmt_prefix, i / 250, i % 250 + 1);
 		inet_pton(AF_INET, out[found], &a);
 		if (!found)
-			want = xrl_set_index(xrl_table_hash4(rule_id, a), nsets);
-		if (xrl_set_index(xrl_table_hash4(rule_id, a), nsets) == want)
+			want = xrl_set_index(xrl_table_hash4(seed, rule_id, a), nsets);
+		if (xrl_set_index(xrl_table_hash4(seed, rule_id, a), nsets) == want)
 			found++;
 	}
 	return found;
@@ -781,7 +782,7 @@ static void test_replacement_policy(void **state)
 	assert_int_equal(xrl_bucket_capacity(t.maps.buckets_v4), 8 * W);
 	tl_rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
-	assert_int_equal(same_set(id, 8, "100.64", src, W + 4), W + 4);
+	assert_int_equal(same_set(xrl_tl_seed(&t), id, 8, "100.64", src, W + 4), W + 4);
 
 	/* W sources fill the set, admitted one second apart */
 	for (i = 0; i < W; i++) {
@@ -839,13 +840,92 @@ static int way_of(struct xrl_tl *t, __u32 rule_id, __u32 nsets, const char *src)
 	int i;
 
 	inet_pton(AF_INET, src, &a);
-	idx = xrl_set_index(xrl_table_hash4(rule_id, a), nsets);
+	idx = xrl_set_index(xrl_table_hash4(xrl_tl_seed(t), rule_id, a), nsets);
 	if (bpf_map_lookup_elem(t->maps.buckets_v4, &idx, &set))
 		return -1;
 	for (i = 0; i < XRL_WAYS4; i++)
 		if (xrl_key_live(set.w[i].key) && xrl_key_match(set.w[i].key, xrl_key_word(rule_id, a)))
 			return i;
 	return -1;
+}
+
+/* How many of srcs[0..n) have an entry in the set where the instance's seed puts rule_id's src. */
+static int entries_in_set_of(struct xrl_tl *t, __u32 rule_id, __u32 nsets, const char *src,
+			     char srcs[][32], int n)
+{
+	struct xrl_set4 set;
+	__u32 a, idx;
+	int i, w, found = 0;
+
+	inet_pton(AF_INET, src, &a);
+	idx = xrl_set_index(xrl_table_hash4(xrl_tl_seed(t), rule_id, a), nsets);
+	if (bpf_map_lookup_elem(t->maps.buckets_v4, &idx, &set))
+		return -1;
+	for (i = 0; i < n; i++) {
+		inet_pton(AF_INET, srcs[i], &a);
+		for (w = 0; w < XRL_WAYS4; w++)
+			if (xrl_key_live(set.w[w].key) &&
+			    xrl_key_match(set.w[w].key, xrl_key_word(rule_id, a)))
+				found++;
+	}
+	return found;
+}
+
+/*
+ * The set hash's seed against sources crafted offline: 2 x W sources
+ * chosen with the unkeyed hash (seed 0) to share an abuser's set, each
+ * sending once while the abuser, held at its limit, sends nothing (the
+ * worst case for it: nothing marks it seen). In an instance with its own
+ * random seed they land where random sources would (at most 2 of 16 in
+ * the abuser's set, read from the table), the abuser keeps its entry and
+ * stays limited; with the seed forced to 0 they take the whole set, the
+ * abuser's entry is gone and its next packet passes on a full bucket.
+ */
+static void test_seed_crafted_sources(void **state)
+{
+	static const char *const r[] = { "100.64.0.0/10 --rate 1/h --burst 1", NULL };
+	enum { NSETS = 1024, C = 2 * XRL_WAYS4 };
+	struct xrl_pkt_spec s = { .family = 4 };
+	char src[C + 1][32];   /* src[0] the abuser, then the crafted sources */
+	__u64 base = 50000 * SEC_NS;
+	struct xrl_tl t;
+	__u32 id;
+	int unkeyed, i, n;
+
+	(void)state;
+	for (unkeyed = 0; unkeyed < 2; unkeyed++) {
+		assert_int_equal(xrl_tl_open(&t, NSETS * XRL_WAYS4, XRL_MALFORMED_PASS), 0);
+		tl_rules(&t, r);
+		id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
+		if (unkeyed)
+			xrl_tl_set_seed(&t, 0);
+		assert_true(unkeyed ? xrl_tl_seed(&t) == 0 : xrl_tl_seed(&t) != 0);
+		assert_int_equal(same_set(0, id, NSETS, "100.64", src, C + 1), C + 1);
+
+		xrl_tl_set_clock(&t, base);
+		s.src = src[0];
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		assert_int_equal(tl_send(&t, &s), XDP_DROP);   /* held at its limit */
+		for (i = 1; i <= C; i++) {
+			xrl_tl_set_clock(&t, base + (__u64)i * 1000000);
+			s.src = src[i];
+			assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		}
+		assert_int_equal(tl_gstats(&t).sources_created, C + 1);
+		n = entries_in_set_of(&t, id, NSETS, src[0], src + 1, C);
+		s.src = src[0];
+		if (!unkeyed) {
+			assert_true(n >= 0 && n <= 2);
+			assert_int_equal(entries_in_set_of(&t, id, NSETS, src[0], src, 1), 1);
+			assert_int_equal(passed_of(&t, id, src[0]), 1);
+			assert_int_equal(tl_send(&t, &s), XDP_DROP);
+		} else {
+			assert_int_equal(n, XRL_WAYS4);
+			assert_int_equal(passed_of(&t, id, src[0]), 0);
+			assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		}
+		xrl_tl_close(&t);
+	}
 }
 
 /*
@@ -868,10 +948,10 @@ static void test_preferred_way(void **state)
 	assert_int_equal(xrl_tl_open(&t, 8 * XRL_WAYS4, XRL_MALFORMED_PASS), 0);   /* 8 sets */
 	tl_rules(&t, r);
 	id = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
-	assert_int_equal(same_set(id, 8, "100.64", src, N), N);
+	assert_int_equal(same_set(xrl_tl_seed(&t), id, 8, "100.64", src, N), N);
 	for (i = 0; i < N; i++) {
 		inet_pton(AF_INET, src[i], &a);
-		pw[i] = xrl_pref_way(xrl_table_hash4(id, a), XRL_WAYS4);
+		pw[i] = xrl_pref_way(xrl_table_hash4(xrl_tl_seed(&t), id, a), XRL_WAYS4);
 	}
 	/* a source whose preferred way is not the first, and another one preferring the same */
 	for (i = 0; i < N && first < 0; i++)
@@ -1010,6 +1090,7 @@ int main(void)
 		cmocka_unit_test(test_rule_cache_granule),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_preferred_way),
+		cmocka_unit_test(test_seed_crafted_sources),
 		cmocka_unit_test(test_abuser_held_under_stream),
 	};
 

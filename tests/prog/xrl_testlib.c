@@ -42,7 +42,12 @@ int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy)
 	xrl_maps_from_obj(t->skel->obj, &t->maps);
 	t->prog_fd = bpf_program__fd(t->skel->progs.xrl_xdp);
 	t->clock_fd = bpf_map__fd(t->skel->maps.xrl_test_clock);
-	xrl_config_init(&t->maps, malformed_policy);
+	err = xrl_config_init(&t->maps, malformed_policy);
+	if (err) {
+		fprintf(stderr, "cannot initialize the test object's config: %s\n", strerror(-err));
+		xrl_tl_close(t);
+		return err;
+	}
 	return 0;
 }
 
@@ -63,6 +68,21 @@ void xrl_tl_set_clock(struct xrl_tl *t, __u64 ns)
 void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns)
 {
 	xrl_config_set_rt_off(&t->maps, ns);
+}
+
+void xrl_tl_set_seed(struct xrl_tl *t, __u64 seed)
+{
+	struct xrl_config cfg;
+
+	if (xrl_read_config(&t->maps, &cfg) == 0) {
+		cfg.hash_seed = seed;
+		xrl_write_config(&t->maps, &cfg);
+	}
+}
+
+__u64 xrl_tl_seed(struct xrl_tl *t)
+{
+	return xrl_hash_seed(&t->maps);
 }
 
 int xrl_tl_maps_rules(const struct xrl_maps *m, const char *const *lines)

@@ -27,6 +27,13 @@ void xrl_tl_close(struct xrl_tl *t);
 void xrl_tl_set_clock(struct xrl_tl *t, __u64 ns);
 /* xrl_config.rt_off_ns: where UTC is on the test clock (--algo windows). Rule changes reset it. */
 void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns);
+/*
+ * xrl_config.hash_seed, the set hash's key (test only: an instance gets a
+ * random one when it is made). Set it before the first packet.
+ */
+void xrl_tl_set_seed(struct xrl_tl *t, __u64 seed);
+/* The seed in force: what a test that crafts sources for one set hashes with. */
+__u64 xrl_tl_seed(struct xrl_tl *t);
 /* Replace the rule set with rule-file lines (NULL-terminated). 0 or -1 (printed). */
 int xrl_tl_rules(struct xrl_tl *t, const char *const *lines);
 /* Rule id of the rule whose rule-file text starts with match, or -1. */

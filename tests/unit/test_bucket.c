@@ -1126,32 +1126,180 @@ static void test_table_sizing(void **state)
 
 static void test_table_set_index(void **state)
 {
+	static const __u64 seeds[] = { 0, 0x5eed5eed12345678ull };
 	static __u32 count[97];
-	__u32 i, n, lo = ~0u, hi = 0;
+	__u32 i, n, j, lo, hi;
 
 	(void)state;
 	/* every index in range, for any table size, even the largest */
 	for (n = 1; n < 2000; n += 37)
 		for (i = 0; i < 5000; i++)
-			assert_true(xrl_set_index(xrl_table_hash4(i % 7, htonl(0x0a000000u + i)), n) < n);
+			assert_true(xrl_set_index(xrl_table_hash4(seeds[i & 1], i % 7,
+								  htonl(0x0a000000u + i)), n) < n);
 	assert_int_equal(xrl_set_index(0xffffffffu, 0xffffffffu), 0xfffffffeu);
-	/* consecutive addresses spread evenly over 97 sets (within 10 % of the mean of 1000) */
-	for (i = 0; i < 97000; i++)
-		count[xrl_set_index(xrl_table_hash4(3, htonl(0x0a000000u + i)), 97)]++;
-	for (i = 0; i < 97; i++) {
-		lo = count[i] < lo ? count[i] : lo;
-		hi = count[i] > hi ? count[i] : hi;
+	/*
+	 * consecutive addresses spread over 97 sets as at random: chi-square
+	 * (96 degrees of freedom: 96 +- 13.9 for a random function) under 166,
+	 * 5 standard deviations; every set within 20 % of the mean of 1000
+	 */
+	for (j = 0; j < 2; j++) {
+		double chi = 0;
+
+		memset(count, 0, sizeof(count));
+		lo = ~0u;
+		hi = 0;
+		for (i = 0; i < 97000; i++)
+			count[xrl_set_index(xrl_table_hash4(seeds[j], 3, htonl(0x0a000000u + i)), 97)]++;
+		for (i = 0; i < 97; i++) {
+			lo = count[i] < lo ? count[i] : lo;
+			hi = count[i] > hi ? count[i] : hi;
+			chi += ((double)count[i] - 1000) * ((double)count[i] - 1000) / 1000;
+		}
+		assert_true(chi < 166);
+		assert_true(lo > 800 && hi < 1200);
 	}
-	assert_true(lo > 900 && hi < 1100);
 	/* the rule is part of the set hash, and so is every address word of IPv6 */
 	{
 		__u32 a[4] = { htonl(0x20010db8), 0, 0, htonl(1) }, b[4];
 
 		memcpy(b, a, sizeof(b));
 		b[1] ^= 1;
-		assert_int_not_equal(xrl_addr_hash6(a), xrl_addr_hash6(b));
-		assert_int_not_equal(xrl_table_hash4(1, 0x0100000a), xrl_table_hash4(2, 0x0100000a));
+		assert_int_not_equal(xrl_addr_hash6(0, a), xrl_addr_hash6(0, b));
+		assert_int_not_equal(xrl_table_hash4(0, 1, 0x0100000a), xrl_table_hash4(0, 2, 0x0100000a));
 	}
+}
+
+#define SEED_A 0x0123456789abcdefull
+#define SEED_B 0xfedcba9876543210ull
+
+/*
+ * The seed decides the set (xrl_config.hash_seed), known answers: the same
+ * source under seed 0 (the unkeyed hash), A and B. A change to these is a
+ * change of which set a source maps to: bump XRL_TABLE_FORMAT with it.
+ */
+static void test_table_seed_known(void **state)
+{
+	__u32 a = htonl(0x0a000001u), i, same0 = 0, sameb = 0, want0, wantb;
+
+	(void)state;
+	assert_int_equal(xrl_table_hash4(0, 3, a), 0x92f8649eu);
+	assert_int_equal(xrl_table_hash4(SEED_A, 3, a), 0xb8c52531u);
+	assert_int_equal(xrl_table_hash4(SEED_B, 3, a), 0x3dced8dbu);
+	assert_int_equal(xrl_set_index(xrl_table_hash4(0, 3, a), 131072), 75248);
+	assert_int_equal(xrl_set_index(xrl_table_hash4(SEED_A, 3, a), 131072), 94602);
+	assert_int_equal(xrl_set_index(xrl_table_hash4(SEED_B, 3, a), 131072), 31645);
+	/*
+	 * the 20 sources of 10.0.0.0/16 that share 10.0.0.1's set under seed 0
+	 * (of 64 sets: one in 64 does), under seed B: as if at random
+	 */
+	want0 = xrl_set_index(xrl_table_hash4(0, 3, a), 64);
+	wantb = xrl_set_index(xrl_table_hash4(SEED_B, 3, a), 64);
+	for (i = 2; i < 65536 && same0 < 20; i++) {
+		__u32 x = htonl(0x0a000000u + i);
+
+		if (xrl_set_index(xrl_table_hash4(0, 3, x), 64) != want0)
+			continue;
+		same0++;
+		sameb += xrl_set_index(xrl_table_hash4(SEED_B, 3, x), 64) == wantb;
+	}
+	assert_int_equal(same0, 20);
+	assert_int_equal(sameb, 1);   /* a hash that ignored the seed: 20 */
+}
+
+/*
+ * Statistically: the members of each set under seed A (10,000 consecutive
+ * addresses in 64 sets, ~156 a set) spread under seed B as random
+ * addresses would (~2.4 of them in each set, 58 of the 64 sets holding
+ * some): a hash that ignored the seed keeps all ~156 in one set. The same
+ * for IPv6, whose address hash takes the seed too.
+ */
+static void check_spread(int family)
+{
+	enum { N = 10000, S = 64 };
+	static __u8 seta[N], setb[N];
+	__u32 i, s, t, most = 0, fewest_sets = S, members;
+
+	for (i = 0; i < N; i++) {
+		__u32 a6[4] = { htonl(0x20010db8), 0, htonl(7), htonl(i) };
+
+		if (family == 4) {
+			seta[i] = (__u8)xrl_set_index(xrl_table_hash4(SEED_A, 3, htonl(0x0a000000u + i)), S);
+			setb[i] = (__u8)xrl_set_index(xrl_table_hash4(SEED_B, 3, htonl(0x0a000000u + i)), S);
+		} else {
+			seta[i] = (__u8)xrl_set_index(
+				xrl_table_hash6(SEED_A, 3, xrl_addr_hash6(SEED_A, a6)), S);
+			setb[i] = (__u8)xrl_set_index(
+				xrl_table_hash6(SEED_B, 3, xrl_addr_hash6(SEED_B, a6)), S);
+		}
+	}
+	for (s = 0; s < S; s++) {
+		__u32 in_b[S] = { 0 }, used = 0;
+
+		members = 0;
+		for (i = 0; i < N; i++) {
+			if (seta[i] != s)
+				continue;
+			members++;
+			in_b[setb[i]]++;
+		}
+		assert_true(members > 100 && members < 220);
+		for (t = 0; t < S; t++) {
+			used += in_b[t] != 0;
+			most = in_b[t] > most ? in_b[t] : most;
+		}
+		fewest_sets = used < fewest_sets ? used : fewest_sets;
+	}
+	/* as at random: at most 9-11 in one set, 50-58 of the 64 sets used (measured: 10 and 9, 50) */
+	assert_true(most <= 13);
+	assert_true(fewest_sets >= 45);
+}
+
+static void test_table_seed_spread(void **state)
+{
+	(void)state;
+	check_spread(4);
+	check_spread(6);
+}
+
+/* fmix32 backwards (the inverses of its steps): what anyone can do with an unkeyed hash. */
+static __u32 fmix32_inv(__u32 h)
+{
+	__u32 i1 = 0x85ebca6bu, i2 = 0xc2b2ae35u;
+	int k;
+
+	for (k = 0; k < 5; k++) {   /* Newton: x = x (2 - c x), doubling the correct bits */
+		i1 *= 2 - 0x85ebca6bu * i1;
+		i2 *= 2 - 0xc2b2ae35u * i2;
+	}
+	h ^= h >> 16;
+	h *= i2;
+	h ^= (h >> 13) ^ (h >> 26);
+	h *= i1;
+	h ^= h >> 16;
+	return h;
+}
+
+/*
+ * An IPv6 address made offline to have a victim's address hash under seed
+ * 0 (last word solved for through the inverted finalizer): the same
+ * address hash, so the same set under any set hash. Under a seed the two
+ * hashes differ.
+ */
+static void test_table_seed_v6_forged(void **state)
+{
+	__u32 v[4] = { htonl(0x20010db8), 0, htonl(1), htonl(1) };
+	__u32 f[4] = { htonl(0x20010db8), 0, htonl(2), 0 };
+	__u32 h;
+
+	(void)state;
+	assert_int_equal(fmix32_inv(xrl_fmix32(0x12345678u)), 0x12345678u);
+	h = xrl_fmix32(f[0] ^ 0x7f4a7c15u);
+	h = xrl_fmix32(h ^ f[1]);
+	h = xrl_fmix32(h ^ f[2]);
+	f[3] = fmix32_inv(xrl_addr_hash6(0, v)) ^ h;
+	assert_int_equal(xrl_addr_hash6(0, f), xrl_addr_hash6(0, v));
+	assert_int_not_equal(xrl_addr_hash6(SEED_A, f), xrl_addr_hash6(SEED_A, v));
+	assert_int_not_equal(xrl_addr_hash6(SEED_B, f), xrl_addr_hash6(SEED_B, v));
 }
 
 static void test_table_key_word(void **state)
@@ -1216,16 +1364,17 @@ static void test_table_key_both_families(void **state)
 	struct xrl_bucket_key k4 = { .rule_id = 17, .family = 4, .addr = { 0x0100000a } };
 	struct xrl_bucket_key k6 = { .rule_id = 4095, .family = 6,
 				     .addr = { 0x000db820, 0x01000000, 0, 0x07000000 } };
-	__u32 h, ah = xrl_addr_hash6(k6.addr);
+	__u32 h, ah = xrl_addr_hash6(SEED_A, k6.addr);
 
 	(void)state;
-	assert_true(xrl_table_key(&k4, &h) == xrl_key_word(17, 0x0100000a));
-	assert_int_equal(h, xrl_table_hash4(17, 0x0100000a));
-	assert_true(xrl_table_key(&k6, &h) == xrl_key_word(4095, ah));
-	assert_int_equal(h, xrl_table_hash6(4095, ah));
+	assert_true(xrl_table_key(&k4, SEED_A, &h) == xrl_key_word(17, 0x0100000a));
+	assert_int_equal(h, xrl_table_hash4(SEED_A, 17, 0x0100000a));
+	assert_true(xrl_table_key(&k6, SEED_A, &h) == xrl_key_word(4095, ah));
+	assert_int_equal(h, xrl_table_hash6(SEED_A, 4095, ah));
 	/* the family decides, not the words: an IPv6 source whose last words are zero */
 	k4.family = 6;
-	assert_true(xrl_table_key(&k4, &h) == xrl_key_word(17, xrl_addr_hash6(k4.addr)));
+	assert_true(xrl_table_key(&k4, SEED_A, &h) ==
+		    xrl_key_word(17, xrl_addr_hash6(SEED_A, k4.addr)));
 }
 
 /* Replacement order: empty, then not seen (longest admitted first), then seen; busy never. */
@@ -1274,6 +1423,9 @@ int main(void)
 		cmocka_unit_test(test_table_sizing),
 		cmocka_unit_test(test_table_key_both_families),
 		cmocka_unit_test(test_table_set_index),
+		cmocka_unit_test(test_table_seed_known),
+		cmocka_unit_test(test_table_seed_spread),
+		cmocka_unit_test(test_table_seed_v6_forged),
 		cmocka_unit_test(test_table_key_word),
 		cmocka_unit_test(test_table_way_hit),
 		cmocka_unit_test(test_table_victim_rank),

@@ -323,8 +323,10 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 		rc = fail(errbuf, errlen, -ENOENT, "the program's maps were not pinned in %s", in->pin_dir);
 		goto out_detach;
 	}
-	if (!existed)
-		xrl_config_init(&m, (__u32)malformed);
+	if (!existed && (err = xrl_config_init(&m, (__u32)malformed))) {
+		rc = fail(errbuf, errlen, err, "cannot initialize the instance's config: %s", strerror(-err));
+		goto out_detach;
+	}
 	key = (__u32)ifindex;
 	if (bpf_map_update_elem(m.ifaces, &key, &rec, BPF_ANY)) {
 		rc = fail(errbuf, errlen, neg_errno(), "cannot record the interface: %s", strerror(errno));

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -124,10 +125,26 @@ int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out)
 	return bpf_map_lookup_elem(m->config, &k, out) ? -errno : 0;
 }
 
+/* 64 secret bits for a new instance's set hash: 0 or -errno. */
+static int new_hash_seed(__u64 *seed)
+{
+	ssize_t n;
+
+	do
+		n = getrandom(seed, sizeof(*seed), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(*seed) ? 0 : -EIO;
+}
+
 int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 {
 	struct xrl_config cfg = { .malformed_policy = malformed_policy };
+	int rc = new_hash_seed(&cfg.hash_seed);
 
+	if (rc)
+		return rc;
 	cfg.tick_ns = xrl_coarse_tick_ns();
 	cfg.rt_off_ns = xrl_rt_off_ns();
 	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
@@ -145,6 +162,13 @@ int xrl_config_set_rt_off(const struct xrl_maps *m, __u64 rt_off_ns)
 		return rc;
 	cfg.rt_off_ns = rt_off_ns;
 	return xrl_write_config(m, &cfg);
+}
+
+__u64 xrl_hash_seed(const struct xrl_maps *m)
+{
+	struct xrl_config cfg;
+
+	return xrl_read_config(m, &cfg) ? 0 : cfg.hash_seed;
 }
 
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg)
@@ -692,13 +716,14 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 
 __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key)
 {
+	__u64 seed = xrl_hash_seed(m);
 	__u32 idx, w;
 
 	if (key->family == 4) {
 		__u64 want = xrl_key_word(key->rule_id, key->addr[0]);
 		struct xrl_set4 s4;
 
-		idx = xrl_set_index(xrl_table_hash4(key->rule_id, key->addr[0]),
+		idx = xrl_set_index(xrl_table_hash4(seed, key->rule_id, key->addr[0]),
 				    xrl_map_max_entries(m->buckets_v4));
 		if (bpf_map_lookup_elem(m->buckets_v4, &idx, &s4))
 			return 0;
@@ -706,11 +731,11 @@ __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *k
 			if (xrl_key_match(s4.w[w].key, want))
 				return s4.w[w].st.passed;
 	} else {
-		__u32 ah = xrl_addr_hash6(key->addr);
+		__u32 ah = xrl_addr_hash6(seed, key->addr);
 		__u64 want = xrl_key_word(key->rule_id, ah);
 		struct xrl_set6 s6;
 
-		idx = xrl_set_index(xrl_table_hash6(key->rule_id, ah),
+		idx = xrl_set_index(xrl_table_hash6(seed, key->rule_id, ah),
 				    xrl_map_max_entries(m->buckets_v6));
 		if (bpf_map_lookup_elem(m->buckets_v6, &idx, &s6))
 			return 0;

@@ -76,8 +76,13 @@ int xrl_read_rule_stats(const struct xrl_maps *m, __u32 id, struct xrl_rule_stat
 int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			     struct xrl_rule_stats *out);
 int xrl_read_config(const struct xrl_maps *m, struct xrl_config *out);
-/* A new instance's config: malformed policy, the jiffy length for the jiffy clock. */
+/*
+ * A new instance's config: malformed policy, the jiffy length for the jiffy
+ * clock, a new secret seed of the set hash (getrandom). 0 or -errno.
+ */
 int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy);
+/* The instance's set-hash seed (xrl_config.hash_seed; 0 if unreadable): for xrl_table_key. */
+__u64 xrl_hash_seed(const struct xrl_maps *m);
 int xrl_write_config(const struct xrl_maps *m, const struct xrl_config *cfg);
 /* Set xrl_config.rt_off_ns (read, change, write: call it under the instance lock). */
 int xrl_config_set_rt_off(const struct xrl_maps *m, __u64 rt_off_ns);
