@@ -1129,36 +1129,24 @@ static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct 
 	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
 }
 
-/* A local rule's bucket decision: no fleet floor. */
-static __always_inline int xrl_limit_family(const struct xrl_rule *r, const struct xrl_pkt *p,
-					    __u64 len, __u64 now_ns, __u64 floor_ns,
-					    struct xrl_config *cfg, struct xrl_global_stats *gs)
-{
-	struct xrl_bucket_key key;
-
-	xrl_make_key(r, p, &key);
-	return xrl_limit_key(r, &key, len, now_ns, floor_ns, 1, cfg, gs);
-}
-
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
-static __always_inline int xrl_limit_global(const struct xrl_rule *r, const struct xrl_pkt *p,
-					    __u64 len, __u64 now_ns, struct xrl_config *cfg,
+static __always_inline int xrl_limit_global(const struct xrl_rule *r,
+					    const struct xrl_bucket_key *key, __u64 len,
+					    __u64 now_ns, struct xrl_config *cfg,
 					    struct xrl_global_stats *gs)
 {
-	struct xrl_bucket_key key;
 	__u64 floor_ns;
 	int pass;
 
-	xrl_make_key(r, p, &key);
-	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
+	if (xrl_fleet_floor_of(r, key, now_ns, &floor_ns) < 0)
 		return 0;
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
-		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
+		floor_ns = xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, 0, cfg, gs);
+	pass = xrl_limit_key(r, key, len, now_ns, floor_ns, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
-		xrl_fleet_count(&key, now_ns, pass);
+		xrl_fleet_count(key, now_ns, pass);
 	return pass;
 }
 
@@ -1167,13 +1155,13 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
  * has the floor as the constant 0, which folds away: it is the path local
  * rules had before global rules existed.
  */
-static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_pkt *p,
+static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_bucket_key *key,
 				     __u64 len, __u64 now_ns, struct xrl_config *cfg,
 				     struct xrl_global_stats *gs)
 {
 	if (r->flags & XRL_F_GLOBAL)
-		return xrl_limit_global(r, p, len, now_ns, cfg, gs);
-	return xrl_limit_family(r, p, len, now_ns, 0, cfg, gs);
+		return xrl_limit_global(r, key, len, now_ns, cfg, gs);
+	return xrl_limit_key(r, key, len, now_ns, 0, 1, cfg, gs);
 }
 
 SEC("xdp")
@@ -1237,29 +1225,33 @@ int xrl_xdp(struct xdp_md *ctx)
 
 	if (r->action == XRL_ACT_ALLOW) {
 		pass = 1;
-	} else if (r->action == XRL_ACT_DENY) {
+		goto judged;
+	}
+	/*
+	 * The source's key (masked to the rule's /per) once, for the decision
+	 * and the drop samples alike: the packet's fields are not needed after
+	 * it, so they are not kept across the decision.
+	 */
+	xrl_make_key(r, &p, &key);
+	if (r->action == XRL_ACT_DENY) {
 		pass = 0;
 	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
 		/* --block: the penalty box first, then the decision, then maybe a block */
 		if (r->policy & XRL_P_BLOCK) {
-			xrl_make_key(r, &p, &key);
 			if (xrl_block_held(r, &key, now_ns, gs)) {
 				rs->blocked++;
 				pass = 0;
 				goto decided;
 			}
 		}
-		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
-		if (!pass && (r->policy & XRL_P_BLOCK)) {
-			xrl_make_key(r, &p, &key);
+		pass = xrl_limit(r, &key, len, now_ns, cfg, gs);
+		if (!pass && (r->policy & XRL_P_BLOCK))
 			xrl_block_after(r, &key, now_ns, cfg, gs);
-		}
 decided:
 		if (!pass && (r->policy & XRL_P_SHADOW)) {
 			/* it would have been dropped: counted as such, passed */
 			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
-				xrl_make_key(r, &p, &key);
 				xrl_sketch_drop(&key, now_ns);
 				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
 					xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
@@ -1270,6 +1262,7 @@ decided:
 		}
 	}
 
+judged:
 	if (pass) {
 		rs->passed++;
 		rs->passed_bytes += len;
@@ -1279,7 +1272,6 @@ decided:
 		/* deny reads no clock on its own; a jiffy-old time is plenty for top */
 		if (r->action == XRL_ACT_DENY)
 			now_ns = bpf_ktime_get_coarse_ns();
-		xrl_make_key(r, &p, &key);
 		xrl_sketch_drop(&key, now_ns);
 		/* a source limited for real is dropped often: 1 drop in 64 per CPU is enough to see it */
 		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
