@@ -899,28 +899,38 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 }
 
 /*
- * An established token-bucket entry over its limit, told without calling
- * the decision: its state is of the rule's current version, it is marked
- * seen, and one packet token is not there (xrl_take's first, read-only
- * test, on the clock clamped as there). xrl_decide would drop that packet
- * with nothing written: its packet test is read-only and refuses whatever
- * the byte dimension or the cap say.
- * Everything else (admissions, a fresh or unseen entry, window algorithms)
- * goes to xrl_decide. It saves a flood's packets the call and its return
+ * An established entry over its limit, told without calling the decision:
+ * its state is of the rule's current version, it is marked seen, and the
+ * decision's first, read-only test of its word refuses the packet, on the
+ * clock clamped as there: for the token bucket one packet token is not
+ * there (xrl_take's first test), for a fixed or sliding window the window
+ * of that time has no room (xrl_win_take's first xrl_win_peek, which finds
+ * the window of now itself, so a word of an older window counts as that
+ * window's, as in the decision). xrl_decide or xrl_win_decide would drop
+ * that packet with nothing written: the packet (or window) test is
+ * read-only and refuses whatever the byte dimension or the cap say.
+ * Everything else (admissions, a fresh or unseen entry, the sliding log)
+ * goes to the decision. It saves a flood's packets the call and its return
  * (a return thunk under this kernel's SRSO mitigation) and the arguments'
- * stores. Local rules only (no fleet floor): a global rule's goes through
- * xrl_decide as before, which also keeps the verifier's work down.
+ * stores. Local rules only (no fleet floor, no fleet counts): a global
+ * rule's goes through the decision as before, which also keeps the
+ * verifier's work down.
  */
 static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct xrl_rule *r,
-					 __u64 k, __u64 now_ns)
+					 __u64 k, __u64 now_ns, const struct xrl_config *cfg)
 {
 	__u64 last_ns, next;
 
-	if (r->algo != XRL_ALGO_TOKEN_BUCKET || !xrl_key_current(k, r->version) || !e->st.seen)
+	if (!xrl_key_current(k, r->version) || !e->st.seen)
 		return 0;
 	last_ns = e->st.last_ns;
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
-	return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+	if (r->algo == XRL_ALGO_TOKEN_BUCKET)
+		return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+	if (r->algo == XRL_ALGO_FIXED_WINDOW || r->algo == XRL_ALGO_SLIDING_WINDOW)
+		return !xrl_win_peek(r->algo, e->st.tat, 0, now_ns, cfg->rt_off_ns, r->win_ns,
+				     r->win_limit, 0, &next);
+	return 0;
 }
 
 /* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
@@ -969,7 +979,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		}
 	}
 	i &= XRL_WAYS4 - 1;
-	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
+	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns, cfg))
 		return 0;
 	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
 				.family = 4 };
@@ -1019,7 +1029,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 	}
 	i &= XRL_WAYS6 - 1;
-	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
+	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns, cfg))
 		return 0;
 	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
 				.family = 6 };
