@@ -899,28 +899,38 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 }
 
 /*
- * An established token-bucket entry over its limit, told without calling
- * the decision: its state is of the rule's current version, it is marked
- * seen, and one packet token is not there (xrl_take's first, read-only
- * test, on the clock clamped as there). xrl_decide would drop that packet
- * with nothing written: its packet test is read-only and refuses whatever
- * the byte dimension or the cap say.
- * Everything else (admissions, a fresh or unseen entry, window algorithms)
- * goes to xrl_decide. It saves a flood's packets the call and its return
+ * An established entry over its limit, told without calling the decision:
+ * its state is of the rule's current version, it is marked seen, and the
+ * decision's first, read-only test of its word refuses the packet, on the
+ * clock clamped as there: for the token bucket one packet token is not
+ * there (xrl_take's first test), for a fixed or sliding window the window
+ * of that time has no room (xrl_win_take's first xrl_win_peek, which finds
+ * the window of now itself, so a word of an older window counts as that
+ * window's, as in the decision). xrl_decide or xrl_win_decide would drop
+ * that packet with nothing written: the packet (or window) test is
+ * read-only and refuses whatever the byte dimension or the cap say.
+ * Everything else (admissions, a fresh or unseen entry, the sliding log)
+ * goes to the decision. It saves a flood's packets the call and its return
  * (a return thunk under this kernel's SRSO mitigation) and the arguments'
- * stores. Local rules only (no fleet floor): a global rule's goes through
- * xrl_decide as before, which also keeps the verifier's work down.
+ * stores. Local rules only (no fleet floor, no fleet counts): a global
+ * rule's goes through the decision as before, which also keeps the
+ * verifier's work down.
  */
 static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct xrl_rule *r,
-					 __u64 k, __u64 now_ns)
+					 __u64 k, __u64 now_ns, const struct xrl_config *cfg)
 {
 	__u64 last_ns, next;
 
-	if (r->algo != XRL_ALGO_TOKEN_BUCKET || !xrl_key_current(k, r->version) || !e->st.seen)
+	if (!xrl_key_current(k, r->version) || !e->st.seen)
 		return 0;
 	last_ns = e->st.last_ns;
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
-	return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+	if (r->algo == XRL_ALGO_TOKEN_BUCKET)
+		return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next);
+	if (r->algo == XRL_ALGO_FIXED_WINDOW || r->algo == XRL_ALGO_SLIDING_WINDOW)
+		return !xrl_win_peek(r->algo, e->st.tat, 0, now_ns, cfg->rt_off_ns, r->win_ns,
+				     r->win_limit, 0, &next);
+	return 0;
 }
 
 /* A found entry's decision: the token bucket's, or a window algorithm's (one call deep either way). */
@@ -969,7 +979,7 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		}
 	}
 	i &= XRL_WAYS4 - 1;
-	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns))
+	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns, cfg))
 		return 0;
 	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
 				.family = 4 };
@@ -1019,7 +1029,7 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 	}
 	i &= XRL_WAYS6 - 1;
-	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns))
+	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns, cfg))
 		return 0;
 	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
 				.family = 6 };
@@ -1129,36 +1139,24 @@ static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct 
 	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
 }
 
-/* A local rule's bucket decision: no fleet floor. */
-static __always_inline int xrl_limit_family(const struct xrl_rule *r, const struct xrl_pkt *p,
-					    __u64 len, __u64 now_ns, __u64 floor_ns,
-					    struct xrl_config *cfg, struct xrl_global_stats *gs)
-{
-	struct xrl_bucket_key key;
-
-	xrl_make_key(r, p, &key);
-	return xrl_limit_key(r, &key, len, now_ns, floor_ns, 1, cfg, gs);
-}
-
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
-static __always_inline int xrl_limit_global(const struct xrl_rule *r, const struct xrl_pkt *p,
-					    __u64 len, __u64 now_ns, struct xrl_config *cfg,
+static __always_inline int xrl_limit_global(const struct xrl_rule *r,
+					    const struct xrl_bucket_key *key, __u64 len,
+					    __u64 now_ns, struct xrl_config *cfg,
 					    struct xrl_global_stats *gs)
 {
-	struct xrl_bucket_key key;
 	__u64 floor_ns;
 	int pass;
 
-	xrl_make_key(r, p, &key);
-	if (xrl_fleet_floor_of(r, &key, now_ns, &floor_ns) < 0)
+	if (xrl_fleet_floor_of(r, key, now_ns, &floor_ns) < 0)
 		return 0;
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
-		floor_ns = xrl_fleet_window_others(r, &key, now_ns, floor_ns, cfg);
+		floor_ns = xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg);
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, &key, len, now_ns, floor_ns, 0, cfg, gs);
+	pass = xrl_limit_key(r, key, len, now_ns, floor_ns, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
-		xrl_fleet_count(&key, now_ns, pass);
+		xrl_fleet_count(key, now_ns, pass);
 	return pass;
 }
 
@@ -1167,13 +1165,13 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r, const stru
  * has the floor as the constant 0, which folds away: it is the path local
  * rules had before global rules existed.
  */
-static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_pkt *p,
+static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_bucket_key *key,
 				     __u64 len, __u64 now_ns, struct xrl_config *cfg,
 				     struct xrl_global_stats *gs)
 {
 	if (r->flags & XRL_F_GLOBAL)
-		return xrl_limit_global(r, p, len, now_ns, cfg, gs);
-	return xrl_limit_family(r, p, len, now_ns, 0, cfg, gs);
+		return xrl_limit_global(r, key, len, now_ns, cfg, gs);
+	return xrl_limit_key(r, key, len, now_ns, 0, 1, cfg, gs);
 }
 
 SEC("xdp")
@@ -1237,29 +1235,33 @@ int xrl_xdp(struct xdp_md *ctx)
 
 	if (r->action == XRL_ACT_ALLOW) {
 		pass = 1;
-	} else if (r->action == XRL_ACT_DENY) {
+		goto judged;
+	}
+	/*
+	 * The source's key (masked to the rule's /per) once, for the decision
+	 * and the drop samples alike: the packet's fields are not needed after
+	 * it, so they are not kept across the decision.
+	 */
+	xrl_make_key(r, &p, &key);
+	if (r->action == XRL_ACT_DENY) {
 		pass = 0;
 	} else {
 		now_ns = r->coarse ? xrl_coarse_ns(cfg) : xrl_now_ns();
 		/* --block: the penalty box first, then the decision, then maybe a block */
 		if (r->policy & XRL_P_BLOCK) {
-			xrl_make_key(r, &p, &key);
 			if (xrl_block_held(r, &key, now_ns, gs)) {
 				rs->blocked++;
 				pass = 0;
 				goto decided;
 			}
 		}
-		pass = xrl_limit(r, &p, len, now_ns, cfg, gs);
-		if (!pass && (r->policy & XRL_P_BLOCK)) {
-			xrl_make_key(r, &p, &key);
+		pass = xrl_limit(r, &key, len, now_ns, cfg, gs);
+		if (!pass && (r->policy & XRL_P_BLOCK))
 			xrl_block_after(r, &key, now_ns, cfg, gs);
-		}
 decided:
 		if (!pass && (r->policy & XRL_P_SHADOW)) {
 			/* it would have been dropped: counted as such, passed */
 			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
-				xrl_make_key(r, &p, &key);
 				xrl_sketch_drop(&key, now_ns);
 				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
 					xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
@@ -1270,6 +1272,7 @@ decided:
 		}
 	}
 
+judged:
 	if (pass) {
 		rs->passed++;
 		rs->passed_bytes += len;
@@ -1279,7 +1282,6 @@ decided:
 		/* deny reads no clock on its own; a jiffy-old time is plenty for top */
 		if (r->action == XRL_ACT_DENY)
 			now_ns = bpf_ktime_get_coarse_ns();
-		xrl_make_key(r, &p, &key);
 		xrl_sketch_drop(&key, now_ns);
 		/* a source limited for real is dropped often: 1 drop in 64 per CPU is enough to see it */
 		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)

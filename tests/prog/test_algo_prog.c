@@ -294,6 +294,48 @@ static void test_algo_rule_change(void **state)
 	assert_int_equal(burst_at(t, &a, 5), 2);
 }
 
+/*
+ * A window source over its limit is dropped in line once its entry is seen
+ * (xrl_over_fast), as the decision would drop it: every packet the window
+ * admits must still pass, to the nanosecond, right after a run of such
+ * drops. Fixed window 3/s: drops up to the window's last ns, then the first
+ * ns of the next admits 3 (the word is of the older window). Sliding window
+ * 4/s, 4 admitted at 0.1 s: the next window admits one packet once
+ * 4 x (1 - pos) + 1 <= 4, i.e. from pos = 0.25 s on, and another from 0.5 s.
+ * A rule change (a new version, 3/s: the old word, 4 and 2, is over it)
+ * restarts the dropped source empty.
+ */
+static void test_window_over_fast(void **state)
+{
+	static const char *const fw[] = { "192.0.2.0/24 --rate 3/s --algo fixed-window", NULL };
+	static const char *const sw[] = { "192.0.2.0/24 --rate 4/s --algo sliding-window", NULL };
+	static const char *const sw3[] = { "192.0.2.0/24 --rate 3/s --algo sliding-window", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.9" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.10" };
+	__u64 t0 = 9100 * SEC_NS;
+
+	(void)state;
+	rules(fw);
+	assert_int_equal(burst_at(t0 + 100 * MS_NS, &a, 3), 3);
+	assert_int_equal(burst_at(t0 + 100 * MS_NS, &a, 20), 0);
+	assert_int_equal(burst_at(t0 + SEC_NS - 1, &a, 20), 0);
+	assert_int_equal(burst_at(t0 + SEC_NS, &a, 20), 3);
+	assert_int_equal(burst_at(t0 + 2 * SEC_NS - 1, &a, 20), 0);
+	assert_int_equal(burst_at(t0 + 2 * SEC_NS, &a, 1), 1);
+
+	t0 = 9200 * SEC_NS;
+	rules(sw);
+	assert_int_equal(burst_at(t0 + 100 * MS_NS, &b, 4), 4);
+	assert_int_equal(burst_at(t0 + 900 * MS_NS, &b, 20), 0);
+	assert_int_equal(burst_at(t0 + 1250 * MS_NS - 1, &b, 20), 0);
+	assert_int_equal(burst_at(t0 + 1250 * MS_NS, &b, 20), 1);
+	assert_int_equal(burst_at(t0 + 1500 * MS_NS - 1, &b, 20), 0);
+	assert_int_equal(burst_at(t0 + 1500 * MS_NS, &b, 20), 1);
+	/* a new rule version, under which the old word is over the limit: empty again */
+	rules(sw3);
+	assert_int_equal(burst_at(t0 + 1500 * MS_NS, &b, 20), 3);
+}
+
 /* --total caps a window rule's sources together, after their own windows. */
 static void test_algo_total(void **state)
 {
@@ -446,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_sliding_log_stream),
 		cmocka_unit_test(test_algo_match_and_per),
 		cmocka_unit_test(test_algo_rule_change),
+		cmocka_unit_test(test_window_over_fast),
 		cmocka_unit_test(test_algo_total),
 		cmocka_unit_test(test_algo_metrics_label),
 		cmocka_unit_test(test_algo_global_counts),
