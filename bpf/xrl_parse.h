@@ -195,48 +195,30 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 
 /*
  * The common frame at fixed offsets: untagged IPv4 without options (version
- * 4, IHL 5), whole in the frame (total length >= 28, so any protocol's 8
- * bytes are inside it), not a later fragment, and a TCP header whole too.
- * 1: p is filled exactly as xrl_parse_ipv4 would fill it (XRL_PARSE_IP);
- * 0: p is untouched and the full parse decides (anything else, including
- * every frame the full parse calls malformed). The full parse's checks on
- * such a frame are these, known true at once: one bounds check instead of
- * four, no VLAN walk, no IHL or L4-offset arithmetic.
+ * 4, IHL 5), whole in the frame, not a later fragment, at least 8 bytes
+ * past the IPv4 header in the frame. Then it is decided as xrl_parse_ipv4
+ * decides it (the same fields, the same xrl_parse_l4), without the VLAN
+ * walk, the IHL arithmetic and their bounds checks; any other frame
+ * returns -1 with p untouched and the full parse decides.
  */
 static __always_inline int xrl_parse_fast4(void *data, void *data_end, struct xrl_pkt *p)
 {
 	struct iphdr *iph = data + sizeof(struct ethhdr);
 	void *l4 = iph + 1;
 	__u32 tot;
-	__u8 proto;
 
 	if (l4 + 8 > data_end)
-		return 0;
+		return -1;
 	if (((struct ethhdr *)data)->h_proto != bpf_htons(ETH_P_IP) || *(__u8 *)iph != 0x45 ||
 	    (iph->frag_off & bpf_htons(0x1fff)))
-		return 0;
+		return -1;
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < sizeof(*iph) + 8 || (void *)iph + tot > data_end)
-		return 0;
-	proto = iph->protocol;
-	if (proto == IPPROTO_UDP) {
-		p->dport = bpf_ntohs(((struct udphdr *)l4)->dest);
-		p->has_l4 = 1;
-	} else if (proto == IPPROTO_TCP) {
-		struct tcphdr *th = l4;
-
-		if (tot < sizeof(*iph) + sizeof(*th) || (void *)(th + 1) > data_end || th->doff < 5)
-			return 0;
-		p->dport = bpf_ntohs(th->dest);
-		p->tcp_flags = ((__u8 *)th)[13];
-		p->has_l4 = 1;
-	} else if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
-		p->has_l4 = 1;   /* its 8 bytes are inside the packet: tot >= 28 */
-	}
+	if (tot < sizeof(*iph) || (void *)iph + tot > data_end)
+		return -1;
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
-	p->proto = proto;
-	return 1;
+	p->proto = iph->protocol;
+	return xrl_parse_l4(l4, (void *)iph + tot, data_end, p);
 }
 
 /* Parse a frame; fills p for XRL_PARSE_IP, and what was read for XRL_PARSE_BAD_*. */
@@ -245,10 +227,10 @@ static __always_inline int xrl_parse(void *data, void *data_end, struct xrl_pkt 
 	struct ethhdr *eth = data;
 	void *cur = eth + 1;
 	__u16 h_proto;
-	int i;
+	int i, fast = xrl_parse_fast4(data, data_end, p);
 
-	if (xrl_parse_fast4(data, data_end, p))
-		return XRL_PARSE_IP;
+	if (fast >= 0)
+		return fast;
 	if (cur > data_end)
 		return XRL_PARSE_NON_IP;   /* not even Ethernet: not ours to judge */
 	h_proto = eth->h_proto;

@@ -716,27 +716,22 @@ int xrl_top_read(const struct xrl_maps *m, struct xrl_top_entry **out, int *n)
 
 __u64 xrl_source_passed(const struct xrl_maps *m, const struct xrl_bucket_key *key)
 {
-	__u64 seed = xrl_hash_seed(m);
-	__u32 idx, w;
+	__u32 h, idx, w;
+	__u64 want = xrl_table_key(key, xrl_hash_seed(m), &h);
 
 	if (key->family == 4) {
-		__u64 want = xrl_key_word(key->rule_id, key->addr[0]);
 		struct xrl_set4 s4;
 
-		idx = xrl_set_index(xrl_table_hash4(seed, key->rule_id, key->addr[0]),
-				    xrl_map_max_entries(m->buckets_v4));
+		idx = xrl_set_index(h, xrl_map_max_entries(m->buckets_v4));
 		if (bpf_map_lookup_elem(m->buckets_v4, &idx, &s4))
 			return 0;
 		for (w = 0; w < XRL_WAYS4; w++)
 			if (xrl_key_match(s4.w[w].key, want))
 				return s4.w[w].st.passed;
 	} else {
-		__u32 ah = xrl_addr_hash6(seed, key->addr);
-		__u64 want = xrl_key_word(key->rule_id, ah);
 		struct xrl_set6 s6;
 
-		idx = xrl_set_index(xrl_table_hash6(seed, key->rule_id, ah),
-				    xrl_map_max_entries(m->buckets_v6));
+		idx = xrl_set_index(h, xrl_map_max_entries(m->buckets_v6));
 		if (bpf_map_lookup_elem(m->buckets_v6, &idx, &s6))
 			return 0;
 		for (w = 0; w < XRL_WAYS6; w++)

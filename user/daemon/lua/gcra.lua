@@ -132,13 +132,10 @@ if r0 <= m then
       local base = max(tat, now - c[2])
       local nxt = ceil(base) + g
       if not take or nxt - now <= span then
-        local e = (floor(nxt / life) + 2) * life
-        if stored and e == (floor(tat / life) + 2) * life then
-          if base ~= tat or type(redis.pcall('INCRBY', KEYS[i], c[4])) ~= 'number' then
-            redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')
-          end
-        else
-          redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
+        -- in place when the TAT stays in its slot and grows from itself, else put
+        if not (stored and base == tat and slot_end(nxt) == slot_end(tat) and
+                type(redis.pcall('INCRBY', KEYS[i], c[4])) == 'number') then
+          put(KEYS[i], nxt, tat, stored)
         end
         granted, tat = n, nxt
       end
