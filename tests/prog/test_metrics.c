@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -764,6 +765,135 @@ static void test_server(void **state)
 	}
 }
 
+/* ---- idle connections from several addresses ---- */
+
+/* Idle clients: n sockets from each address, each opened again as soon as the server closes it. */
+struct idle_flood {
+	unsigned short port;
+	const char *const *addrs;
+	int naddrs, per_addr;
+	volatile int stop;
+	unsigned long opened;
+};
+
+static int idle_connect(const char *addr, unsigned short port)
+{
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, addr, &src.sin_addr);
+	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+	if (bind(fd, (struct sockaddr *)&src, sizeof(src)) ||
+	    connect(fd, (struct sockaddr *)&dst, sizeof(dst))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *idle_flood_run(void *arg)
+{
+	struct idle_flood *fl = arg;
+	int n = fl->naddrs * fl->per_addr, i;
+	struct pollfd *p = calloc(n, sizeof(*p));
+
+	assert_non_null(p);
+	for (i = 0; i < n; i++)
+		p[i].fd = -1;
+	while (!fl->stop) {
+		for (i = 0; i < n; i++) {
+			if (p[i].fd < 0 && (p[i].fd = idle_connect(fl->addrs[i / fl->per_addr], fl->port)) >= 0)
+				fl->opened++;
+			p[i].events = POLLIN;
+		}
+		if (poll(p, n, 2) > 0)
+			for (i = 0; i < n; i++)
+				if (p[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+					close(p[i].fd);   /* the server closed it (or answered): open another */
+					p[i].fd = -1;
+				}
+		usleep(1000);   /* bounded: at most ~1000 rounds of reopening a second */
+	}
+	for (i = 0; i < n; i++)
+		if (p[i].fd >= 0)
+			close(p[i].fd);
+	free(p);
+	return NULL;
+}
+
+/* One GET with a 2 s deadline for the whole reply: its status, or -1 (refused, cut, timed out). */
+static int probe(unsigned short port, const char *path)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct timeval tv = { 2, 0 };
+	char req[128], buf[8192];
+	size_t len = 0;
+	ssize_t got;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
+
+	if (fd < 0)
+		return -1;
+	inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: test\r\n\r\n", path);
+	if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) ||
+	    write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto out;
+	while (len < sizeof(buf) - 1 && (got = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)got;
+	buf[len] = '\0';
+	if (sscanf(buf, "HTTP/1.%*d %d", &status) != 1)
+		status = -1;
+out:
+	close(fd);
+	return status;
+}
+
+/*
+ * 32 idle connections from each of 127.0.0.2, .3 and .4 (any local user
+ * can bind 127/8), each opened again as soon as the server closes it; 50
+ * /healthz probes from 127.0.0.1 meanwhile, 100 ms apart, and 5 scrapes.
+ * Connections from one address are capped below the total and idle ones
+ * are cut as the total nears the limit, the address holding the most
+ * first: a probe from an address that holds fewer is never the one cut,
+ * so every probe is answered (at least 49 of 50 asked, for scheduling on
+ * a loaded machine).
+ */
+static void test_idle_connections(void **state)
+{
+	static const char *const addrs[] = { "127.0.0.2", "127.0.0.3", "127.0.0.4" };
+	struct xrl_metrics_opts o = opts_for(INST, 0, NULL);
+	struct idle_flood fl = { .addrs = addrs, .naddrs = 3, .per_addr = 32 };
+	struct xrl_metrics *srv;
+	pthread_t th;
+	int i, ok = 0, scraped = 0;
+
+	(void)state;
+	srv = start(&o, &tl.maps);
+	fl.port = xrl_metrics_port(srv);
+	assert_int_equal(pthread_create(&th, NULL, idle_flood_run, &fl), 0);
+	usleep(500000);   /* the idle connections are in */
+	for (i = 0; i < 50; i++) {
+		ok += probe(fl.port, "/healthz") == 200;
+		if (i % 10 == 0)
+			scraped += probe(fl.port, "/metrics") == 200;
+		usleep(100000);
+	}
+	fl.stop = 1;
+	pthread_join(th, NULL);
+	xrl_metrics_stop(srv);
+	print_message("        /healthz: %d of 50 answered, /metrics: %d of 5, under %lu idle connections opened from 3 addresses\n",
+		      ok, scraped, fl.opened);
+	if (ok < 49 || scraped < 5)
+		fail_msg("under idle connections from 3 addresses: /healthz answered %d of 50, /metrics %d of 5",
+			 ok, scraped);
+	assert_true(fl.opened >= 96);
+}
+
 /* Bind failures say which address and why. */
 static void test_bind_errors(void **state)
 {
@@ -1342,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_sources_after_rule_change),
 		cmocka_unit_test(test_top_k_bound),
 		cmocka_unit_test(test_server),
+		cmocka_unit_test(test_idle_connections),
 		cmocka_unit_test(test_bind_errors),
 		cmocka_unit_test(test_unreadable_maps),
 		cmocka_unit_test_setup_teardown(test_equals_stats_json, setup_pinned, teardown_pinned),
