@@ -54,6 +54,7 @@ int xrl_fleet_init(struct xrl_fleet *f, const struct xrl_maps *m, const char *in
 	f->backoff_ns = interval_ns / 4;
 	f->last_ok_ns = xrl_mono_ns();   /* a daemon without Redis holds its predecessor's shares as long */
 	f->fent_n = -1;
+	f->evicted_seen = -1;
 	pthread_mutex_init(&f->lock, NULL);
 	if (alloc_scratch(f))
 		return -ENOMEM;

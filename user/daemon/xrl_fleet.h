@@ -98,6 +98,20 @@ struct xrl_fleet {
 	double hist_sum;
 	unsigned long hist[XRL_FLEET_HIST_BUCKETS + 1];
 	unsigned long reported_total;  /* (rule, source) reports sent, over all rounds */
+	unsigned long keys_repaired;   /* xrl's keys of the wrong type deleted (WRONGTYPE) */
+	unsigned long evicted_keys;    /* keys Redis evicted while this daemon watched */
+
+	/* keys of the wrong type: one line per 10 s at most */
+	__u64 repair_logged_ns;
+	unsigned long repair_unlogged;
+	/* evictions: Redis' policy, its evicted_keys (INFO) or, INFO refused, a sentinel key */
+	__u64 memory_checked_ns;
+	long long evicted_seen;          /* INFO's evicted_keys at the last check; -1: none yet */
+	bool info_refused;               /* INFO refused (renamed, ACL): the sentinel instead */
+	bool sentinel_set;
+	bool evicting;                   /* an episode of evictions, warned once */
+	__u64 evicted_last_ns;
+	char memory_policy[64];          /* maxmemory-policy as last warned about ("" none) */
 	int last_round_tracked;      /* global (rule, source) pairs this host tracks */
 };
 

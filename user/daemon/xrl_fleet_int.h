@@ -3,8 +3,9 @@
  * Inside the fleet daemon (xrl_fleet.h is its interface), one job per file:
  * xrl_fleet.c the round and the rule set, xrl_fleet_report.c what a round
  * reports, xrl_fleet_sync.c the Redis calls and the connection,
- * xrl_fleet_floor.c the floors and the failure policy, xrl_fleet_metrics.c
- * what metrics show.
+ * xrl_fleet_floor.c the floors and the failure policy, xrl_fleet_memory.c
+ * Redis' eviction policy and evictions, xrl_fleet_metrics.c what metrics
+ * show.
  */
 #ifndef XRL_FLEET_INT_H
 #define XRL_FLEET_INT_H
@@ -108,6 +109,10 @@ void xrl_fleet_keep_floors(struct xrl_fleet *f, int np, int nf);
 /* Redis did not answer: floors of pushes [0, np) by the failure policy; 0 or -errno. */
 int xrl_fleet_floors_without_redis(struct xrl_fleet *f, int np, __u64 t0);
 void xrl_fleet_write_modes(struct xrl_fleet *f, __u64 now);
+
+/* xrl_fleet_memory.c: Redis' maxmemory-policy (after each connection) and its evictions (once a second) */
+void xrl_fleet_check_policy(struct xrl_fleet *f);
+void xrl_fleet_check_evictions(struct xrl_fleet *f, __u64 now);
 
 /* xrl_fleet_metrics.c */
 void xrl_fleet_record_round(struct xrl_fleet *f, double secs, int sources, int tracked);

@@ -106,6 +106,12 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 	xrl_metrics_instance_family(out, "xrl_fleet_reports_total", "counter",
 				    "(rule, source) pairs reported to Redis, over all rounds.",
 				    inst, f->reported_total);
+	xrl_metrics_instance_family(out, "xrl_redis_keys_repaired_total", "counter",
+				    "xrl's Redis keys found holding another type (WRONGTYPE) and deleted.",
+				    inst, f->keys_repaired);
+	xrl_metrics_instance_family(out, "xrl_redis_evicted_keys_total", "counter",
+				    "Keys Redis evicted while this daemon watched (INFO evicted_keys, or its sentinel key lost).",
+				    inst, f->evicted_keys);
 	rule_families(out, f);
 	xrl_metrics_instance_family(out, "xrl_fleet_sources", "gauge",
 				    "Global (rule, source) pairs this host tracks.", inst,

@@ -68,6 +68,8 @@ void xrl_fleet_ensure_connected(struct xrl_fleet *f, __u64 now)
 		return;
 	if (xrl_redis_connect(&f->redis, err, sizeof(err)))
 		failed(f, err);
+	else
+		xrl_fleet_check_policy(f);
 }
 
 /* The figures of one round, as the scripts take them. */
@@ -304,13 +306,110 @@ static void take_hosts(struct xrl_fleet *f, int call, const redisReply *rep)
 }
 
 /*
+ * A key of a call that Redis refused with WRONGTYPE: something else wrote
+ * a key of another type where xrl keeps one of its own. Keys under "xrl:{"
+ * are xrl's (the daemon writes nothing else and hosts running the same
+ * rule share them): deleted, the call made again, and the round goes on. A
+ * line says which key, its type and what was done, at most one per 10 s
+ * (the next one counts those not shown). Returns how many were deleted.
+ */
+static int repair_call(struct xrl_fleet *f, const struct xrl_redis_call *c, char *err,
+		       size_t errlen)
+{
+	static struct xrl_script_key keys[XRL_SCRIPT_KEYS_MAX];
+	static char types[XRL_SCRIPT_KEYS_MAX][16];
+	const char *names[XRL_SCRIPT_KEYS_MAX];
+	int n, i, fixed = 0;
+	__u64 now;
+
+	n = xrl_script_keys(c, xrl_rt_now_ns() / 1000, keys, XRL_SCRIPT_KEYS_MAX);
+	for (i = 0; i < n; i++)
+		names[i] = keys[i].name;
+	if (xrl_redis_types(&f->redis, names, n, types, err, errlen))
+		return -1;
+	for (i = 0; i < n; i++) {
+		const char *argv[] = { "DEL", keys[i].name };
+		bool ours = !strncmp(keys[i].name, "xrl:{", 5);
+		struct redisReply *rep = NULL;
+
+		if (!strcmp(types[i], "none") || !strcmp(types[i], keys[i].type))
+			continue;
+		if (ours && !(rep = xrl_redis_command(&f->redis, 2, argv, err, errlen)))
+			return -1;
+		if (rep)
+			freeReplyObject(rep);
+		fixed += ours;
+		pthread_mutex_lock(&f->lock);
+		f->keys_repaired += ours;
+		pthread_mutex_unlock(&f->lock);
+		now = xrl_mono_ns();
+		if (f->repair_logged_ns && now - f->repair_logged_ns < 10000000000ull) {
+			f->repair_unlogged++;
+			continue;
+		}
+		if (ours)
+			xrl_log(XRL_LOG_WARN, "redis key %s is a %s where xrl keeps a %s (something else wrote it): deleted, xrl writes it again this round%s",
+				keys[i].name, types[i], keys[i].type,
+				f->repair_unlogged ? " (more keys repaired since the last such line)" : "");
+		else
+			xrl_log(XRL_LOG_WARN, "redis key %s is a %s where xrl keeps a %s: delete it (redis-cli DEL '%s')",
+				keys[i].name, types[i], keys[i].type, keys[i].name);
+		f->repair_logged_ns = now;
+		f->repair_unlogged = 0;
+	}
+	return fixed;
+}
+
+/*
+ * The calls refused with WRONGTYPE: their keys of the wrong type repaired,
+ * made again and their answers taken, their floors written again. 0, or
+ * -1 with err set when Redis failed or refused them again.
+ */
+static int retry_wrongtype(struct xrl_fleet *f, const int *wrong, int n, __u64 t0,
+			   int *floor_err, char *err, size_t errlen)
+{
+	int i, e;
+
+	for (i = 0; i < n; i++) {
+		struct xrl_redis_call *c = &f->calls[wrong[i]];
+		int fixed = repair_call(f, c, err, errlen);
+
+		if (fixed < 0)
+			return -1;
+		if (!fixed) {
+			snprintf(err, errlen, "script call refused: %s", c->reply->str);
+			return -1;
+		}
+		freeReplyObject(c->reply);
+		c->reply = NULL;
+		if (xrl_redis_run(&f->redis, c, 1, err, errlen))
+			return -1;
+		if (c->reply->type == REDIS_REPLY_ERROR) {
+			snprintf(err, errlen, "script call refused: %s", c->reply->str);
+			return -1;
+		}
+		if (f->call_entry[wrong[i]] < 0) {
+			take_hosts(f, wrong[i], c->reply);
+			continue;
+		}
+		take_gcra(f, wrong[i], c->reply);
+		e = xrl_fleet_put_floors(f, f->call_entry[wrong[i]],
+					 f->call_entry[wrong[i]] + f->call_sources[wrong[i]], t0,
+					 xrl_mono_ns());
+		if (e)
+			*floor_err = e;
+	}
+	return 0;
+}
+
+/*
  * Read the nc replies a chunk at a time, writing the floors of the chunks
  * before while Redis works on the next one. 0, or -1 with err set.
  */
 static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floor_err,
 			char *err, size_t errlen)
 {
-	int floors_done = 0, i, e;
+	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0;
 
 	for (i = 0; i < nc; i++) {
 		const redisReply *rep;
@@ -326,12 +425,17 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 				return -1;
 		}
 		rep = f->calls[i].reply;
+		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9) &&
+		    nwrong < (int)(sizeof(wrong) / sizeof(wrong[0]))) {
+			wrong[nwrong++] = i;   /* a key of another type: repaired after the others */
+			continue;
+		}
 		if (rep->type == REDIS_REPLY_ERROR) {
 			/*
-			 * Out of memory, a read-only replica, a foreign key type:
-			 * Redis is failing, whatever the cause. The round fails
-			 * (once-per-change logging, the failure policy, the metric);
-			 * the connection goes, replies still in it with it.
+			 * Out of memory, a read-only replica: Redis is failing,
+			 * whatever the cause. The round fails (once-per-change
+			 * logging, the failure policy, the metric); the connection
+			 * goes, replies still in it with it.
 			 */
 			snprintf(err, errlen, "script call refused: %s", rep->str);
 			return -1;
@@ -343,7 +447,7 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 	}
 	if ((e = xrl_fleet_put_floors(f, floors_done, np, t0, xrl_mono_ns())))
 		*floor_err = e;
-	return 0;
+	return nwrong ? retry_wrongtype(f, wrong, nwrong, t0, floor_err, err, errlen) : 0;
 }
 
 static int pushes_by_rule(const void *a, const void *b)
@@ -395,6 +499,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	f->answering = false;
 	f->last_ok_ns = xrl_mono_ns();
 	set_up(f, true, NULL, f->last_ok_ns);
+	xrl_fleet_check_evictions(f, f->last_ok_ns);
 	return true;
 failed:
 	f->answering = false;

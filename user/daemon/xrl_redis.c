@@ -317,6 +317,58 @@ void xrl_redis_calls_free(struct xrl_redis_call *calls, int n)
 	}
 }
 
+struct redisReply *xrl_redis_command(struct xrl_redis *r, int argc, const char **argv, char *err,
+				     size_t errlen)
+{
+	redisReply *rep;
+
+	if (!r->c) {
+		xrl_fail(err, errlen, "not connected");
+		return NULL;
+	}
+	rep = redisCommandArgv(r->c, argc, argv, NULL);
+	r->commands++;
+	if (!rep) {
+		xrl_fail(err, errlen, "%s: %s", argv[0], r->c->errstr[0] ? r->c->errstr : "no reply");
+		xrl_redis_close(r);
+	}
+	return rep;
+}
+
+int xrl_redis_types(struct xrl_redis *r, const char *const *keys, int n, char (*types)[16],
+		    char *err, size_t errlen)
+{
+	int i;
+
+	if (!r->c) {
+		xrl_fail(err, errlen, "not connected");
+		return -EIO;
+	}
+	for (i = 0; i < n; i++) {
+		const char *argv[] = { "TYPE", keys[i] };
+
+		if (redisAppendCommandArgv(r->c, 2, argv, NULL) != REDIS_OK)
+			goto lost;
+		r->commands++;
+	}
+	for (i = 0; i < n; i++) {
+		void *v = NULL;
+		redisReply *rep;
+
+		if (redisGetReply(r->c, &v) != REDIS_OK || !v)
+			goto lost;
+		rep = v;
+		snprintf(types[i], 16, "%s", rep->type == REDIS_REPLY_STATUS ||
+			 rep->type == REDIS_REPLY_STRING ? rep->str : "?");
+		freeReplyObject(rep);
+	}
+	return 0;
+lost:
+	xrl_fail(err, errlen, "TYPE: %s", r->c->errstr[0] ? r->c->errstr : "connection lost");
+	xrl_redis_close(r);
+	return -EIO;
+}
+
 int xrl_redis_reply_num(const struct redisReply *rep, size_t i, double *out)
 {
 	const redisReply *e;

@@ -61,6 +61,20 @@ int xrl_redis_run(struct xrl_redis *r, struct xrl_redis_call *calls, int n, char
 		  size_t errlen);
 void xrl_redis_calls_free(struct xrl_redis_call *calls, int n);
 
+/*
+ * One command outside the scripts (CONFIG GET, INFO, TYPE, DEL, ...): its
+ * reply, which the caller frees (freeReplyObject), an error reply
+ * included; NULL with err set when the connection failed (it is closed).
+ */
+struct redisReply *xrl_redis_command(struct xrl_redis *r, int argc, const char **argv, char *err,
+				     size_t errlen);
+/*
+ * TYPE of n keys, pipelined: types[i] as Redis says ("string", "hash",
+ * "zset", "none", ...). 0, or -EIO with err set (the connection is closed).
+ */
+int xrl_redis_types(struct xrl_redis *r, const char *const *keys, int n, char (*types)[16],
+		    char *err, size_t errlen);
+
 /* Element i of an array reply as a double (scripts return numbers as strings). */
 int xrl_redis_reply_num(const struct redisReply *rep, size_t i, double *out);
 

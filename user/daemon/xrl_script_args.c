@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Builders and decoders of the Lua scripts' calls (layout: xrl_script_args.h). */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,4 +163,48 @@ void xrl_hosts_build(struct xrl_redis_call *c, const char **argv, const char *ke
 int xrl_hosts_decode(const struct redisReply *rep, double *live, double *rate_sum)
 {
 	return xrl_redis_reply_num(rep, 0, live) || xrl_redis_reply_num(rep, 1, rate_sum) ? -1 : 0;
+}
+
+static int add_key(struct xrl_script_key *out, int n, int max, const char *type, const char *fmt,
+		   const char *key, unsigned long long idx)
+{
+	if (n >= max)
+		return n;
+	snprintf(out[n].name, sizeof(out[n].name), fmt, key, idx);
+	out[n].type = type;
+	return n + 1;
+}
+
+int xrl_script_keys(const struct xrl_redis_call *c, unsigned long long now_us,
+		    struct xrl_script_key *out, int max)
+{
+	unsigned long long win, idx;
+	int n = 0, j, nd;
+
+	switch (c->script) {
+	case XRL_SCRIPT_GCRA:   /* TATs, then demand hashes (gcra.lua) */
+		nd = atoi(c->argv[c->nkeys + XRL_GCRA_ND]);
+		for (j = 0; j < c->nkeys; j++)
+			n = add_key(out, n, max, j < c->nkeys - nd ? "string" : "hash", "%s", c->argv[j], 0);
+		break;
+	case XRL_SCRIPT_HOSTS:   /* the rule's hosts hash (hosts.lua) */
+		n = add_key(out, n, max, "hash", "%s", c->argv[0], 0);
+		break;
+	case XRL_SCRIPT_WINDOW:   /* BASE:w:IDX counters (window.lua), this window and its neighbours */
+		win = strtoull(c->argv[c->nkeys + XRL_WINDOW_WIN_US], NULL, 10);
+		idx = win ? now_us / win : 0;
+		for (j = 0; j < c->nkeys; j++) {
+			n = add_key(out, n, max, "string", "%s:w:%llu", c->argv[j], idx - 1);
+			n = add_key(out, n, max, "string", "%s:w:%llu", c->argv[j], idx);
+			n = add_key(out, n, max, "string", "%s:w:%llu", c->argv[j], idx + 1);
+		}
+		break;
+	case XRL_SCRIPT_LOG:   /* BASE:l sorted sets (log.lua) */
+		for (j = 0; j < c->nkeys; j++)
+			n = add_key(out, n, max, "zset", "%s:l", c->argv[j], 0);
+		break;
+	default:
+		break;
+	}
+	return n;
 }

@@ -142,4 +142,20 @@ void xrl_slog_build(struct xrl_redis_call *c, const char **argv,
 /* Its answers; 0 when all were there, -1 otherwise (those missing NAN). */
 int xrl_slog_decode(const struct redisReply *rep, int n, struct xrl_slog_answer *out);
 
+/* A key a script call writes, and the type the script keeps there. */
+struct xrl_script_key {
+	char name[128];
+	const char *type;       /* as Redis' TYPE says it: "string", "hash", "zset" */
+};
+/* Keys of one call at most: a window call names three per source. */
+#define XRL_SCRIPT_KEYS_MAX 256
+/*
+ * The keys call c writes, with their types (a window call's counters: those
+ * of the windows around now_us, Redis' window being the one of its own
+ * clock), at most max; how many. For naming and repairing a key of the
+ * wrong type when Redis refuses a call with WRONGTYPE.
+ */
+int xrl_script_keys(const struct xrl_redis_call *c, unsigned long long now_us,
+		    struct xrl_script_key *out, int max);
+
 #endif /* XRL_SCRIPT_ARGS_H */
