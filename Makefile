@@ -30,21 +30,20 @@ LIB_SRCS  := $(wildcard user/lib/*.c)
 LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXRL    := $(BUILD)/libxrl.a
 # The daemon side (user/daemon/: fleet sync through Redis, the Lua scripts, limit events,
-# log, metrics and their HTTP endpoint), $(BUILD)/libxrl_daemon.a, over libxrl.a: linked by
+# log, metrics, the hardened HTTP server), $(BUILD)/libxrl_daemon.a, over libxrl.a: linked by
 # xrl, the Redis and metrics tests, the fleet bench (and the HTTP service). The `xrl daemon`
-# command itself (xrl_daemon.c) is the CLI's. A new .c in user/daemon/ is in it without more.
-DAEMON_CMD_SRCS := user/daemon/xrl_daemon.c
-DAEMON_SRCS := $(filter-out $(DAEMON_CMD_SRCS),$(wildcard user/daemon/*.c))
+# command itself is the CLI's (user/cli/xrl_cmd_daemon.c). A new .c in user/daemon/ is in it
+# without more.
+DAEMON_SRCS := $(wildcard user/daemon/*.c)
 DAEMON_OBJS := $(patsubst user/daemon/%.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 # the Lua scripts of user/daemon/lua/, embedded as strings (.incbin)
 DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
 LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
-LIBS_FLEET := $(LIBS_DAEMON)   # its old name
-# The command line (user/cli/: main and the command table, one file per command family,
-# the error and JSON reporter, the live views) and the `xrl daemon` command. A new .c in
-# user/cli/ is in xrl without more.
-XRL_SRCS  := $(wildcard user/cli/*.c) $(DAEMON_CMD_SRCS)
+# The command line (user/cli/: main and the command table, one file per command family
+# (the `xrl daemon` command's among them), the error and JSON reporter, the live views). A
+# new .c in user/cli/ is in xrl without more.
+XRL_SRCS  := $(wildcard user/cli/*.c)
 XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
@@ -82,14 +81,6 @@ $(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUIL
 $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
-	$(CC) $(CFLAGS) -c $< -o $@
-# user/http/ (the HTTP decision service to come) sits beside the daemon side: it sees
-# user/lib/, user/daemon/ and its own headers, and links $(LIBXRL_DAEMON) $(LIBXRL)
-# with $(LIBS_DAEMON) $(LIBS_LIB)
-$(BUILD)/%.o: user/http/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
-	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -Iuser/http -c $< -o $@
-# the `xrl daemon` command is the CLI's
-$(BUILD)/xrl_daemon.o: user/daemon/xrl_daemon.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/xrl_scripts_lua.o: user/daemon/xrl_scripts_lua.S $(wildcard user/daemon/lua/*.lua) | $(BUILD)
