@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The fleet daemon's state, its rule set and one round (the jobs: xrl_fleet_int.h). */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +7,6 @@
 
 #include "xrl_fleet_int.h"
 #include "xrl_rule.h"
-
-const char *const xrl_fleet_policy_name[3] = { "local", "open", "closed" };
 
 /* 0, or -ENOMEM. */
 static int alloc_scratch(struct xrl_fleet *f)
@@ -95,35 +92,6 @@ void xrl_fleet_free(struct xrl_fleet *f)
 	f->fent_n = -1;
 }
 
-/* FNV-1a of the rule as written: hosts running the same rule share its budget. */
-void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17])
-{
-	char text[512];
-	__u64 h = 0xcbf29ce484222325ull;
-	const char *p;
-
-	xrl_rule_format(d, text, sizeof(text));
-	for (p = text; *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 0x100000001b3ull;
-	}
-	snprintf(name, 17, "%016llx", (unsigned long long)h);
-}
-
-/* xrl:{RULE:SOURCE}: the braces are a Redis Cluster hash tag, one per (rule, source). */
-void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
-			  char *buf, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN];
-	int full = k->family == 4 ? 32 : 128;
-
-	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr));
-	if (per_len < full)
-		snprintf(buf, len, "xrl:{%s:%s/%u}", rule_name, addr, per_len);
-	else
-		snprintf(buf, len, "xrl:{%s:%s}", rule_name, addr);
-}
-
 /* A global rule new or changed: its name and figures as Redis takes them. */
 static void take_rule(struct xrl_fleet_rule_state *rs, const struct xrl_rule_def *d)
 {
@@ -163,35 +131,6 @@ void xrl_fleet_set_rules(struct xrl_fleet *f, const struct xrl_rule_def *defs, c
 		if (!in_set[i])
 			f->rules[i].global = false;
 	pthread_mutex_unlock(&f->lock);
-}
-
-double xrl_fleet_rule_share(const struct xrl_fleet_rule_state *rs)
-{
-	return rs->share > 0 ? rs->share : rs->hosts ? 1.0 / rs->hosts : 1.0;
-}
-
-/* Hosts are live while they reported within 5 rounds (at least half a second). */
-__u64 xrl_fleet_live_window_ns(const struct xrl_fleet *f)
-{
-	return f->interval_ns * 5 > 500000000ull ? f->interval_ns * 5 : 500000000ull;
-}
-
-/* A host's demand counts while it reported within 5 rounds, at least 3 s (it reports once a second). */
-__u64 xrl_fleet_demand_window_ns(const struct xrl_fleet *f)
-{
-	__u64 live = xrl_fleet_live_window_ns(f);
-
-	return live > 3 * XRL_FLEET_DEMAND_NS ? live : 3 * XRL_FLEET_DEMAND_NS;
-}
-
-__u64 xrl_fleet_hold_ns(const struct xrl_fleet *f)
-{
-	return xrl_fleet_demand_window_ns(f);
-}
-
-bool xrl_fleet_holds_share(const struct xrl_fleet *f)
-{
-	return f->redis_up || (f->policy == XRL_POLICY_LOCAL && !f->share_lost);
 }
 
 /*

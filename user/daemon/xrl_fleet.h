@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "xrl_common.h"
+#include "xrl_fleet_keys.h"   /* the rule's name in Redis, its keys */
 #include "xrl_maps.h"
 #include "xrl_redis.h"
 #include "xrl_script_args.h"
@@ -142,10 +143,6 @@ void xrl_fleet_release(struct xrl_fleet *f);
 /* Prometheus families of the fleet state (for the metrics endpoint). */
 void xrl_fleet_metrics(FILE *out, void *fleet);
 
-/* The rule's name in Redis, and the Redis key of one of its sources. */
-void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17]);
-void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
-			  char *buf, size_t len);
 
 
 #endif /* XRL_FLEET_H */

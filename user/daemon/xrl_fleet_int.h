@@ -5,7 +5,10 @@
  * reports, xrl_fleet_sync.c the Redis calls and the connection,
  * xrl_fleet_floor.c the floors and the failure policy, xrl_fleet_memory.c
  * Redis' eviction policy and evictions, xrl_fleet_metrics.c what metrics
- * show.
+ * show, xrl_fleet_share.c the shares and windows they all read,
+ * xrl_fleet_keys.c the keys' names. The round (xrl_fleet.c) calls the
+ * parts; a part calls no file that calls it (sync calls floor, memory and
+ * metrics, report calls floor, all may read share), so none calls back.
  */
 #ifndef XRL_FLEET_INT_H
 #define XRL_FLEET_INT_H
@@ -80,7 +83,7 @@ struct xrl_fleet_push {
 			      (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_MAX_RULES) * XRL_GCRA_FIXED + \
 			      XRL_MAX_RULES * XRL_HOSTS_ARGC)
 
-/* xrl_fleet.c */
+/* xrl_fleet_share.c */
 __u64 xrl_fleet_live_window_ns(const struct xrl_fleet *f);
 __u64 xrl_fleet_demand_window_ns(const struct xrl_fleet *f);
 /* A rule's last known share: as Redis said, else 1 / hosts, else all of it. */

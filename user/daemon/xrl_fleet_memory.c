@@ -107,7 +107,7 @@ static void check_sentinel(struct xrl_fleet *f, __u64 now)
 	redisReply *rep;
 	bool there;
 
-	snprintf(key, sizeof(key), "xrl:{%s}:sentinel", f->host_id);
+	xrl_fleet_sentinel_key(f->host_id, key, sizeof(key));
 	if (!(rep = xrl_redis_command(&f->redis, 2, ex, err, sizeof(err))))
 		return;
 	there = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;

@@ -211,7 +211,7 @@ static int send_hosts(struct xrl_fleet *f, const struct round_text *rt, struct s
 
 		if (!rs->global)
 			continue;
-		snprintf(key, sizeof(f->keytext[0]), "xrl:{%s}:hosts", rs->name);
+		xrl_fleet_hosts_key(rs->name, key, sizeof(f->keytext[0]));
 		snprintf(f->rate_text[id], sizeof(f->rate_text[id]), "%.3f", rs->rate_ewma);
 		xrl_hosts_build(c, &f->argpool[s->pool], key, fixed);
 		s->pool += c->argc;

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The fleet's key names in Redis (user/daemon/xrl_fleet_keys.c), linked
+ * alone with the rule library and no libbpf (the Makefile's link line is
+ * the check that the file reads no map). The names are what hosts of
+ * different versions share budgets by: a rule's name must not change
+ * between releases, or a rolling upgrade splits every global budget in two.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "xrl_fleet_keys.h"
+#include "xrl_rule.h"
+
+static void rule_name(const char *line, char name[17])
+{
+	struct xrl_rule_def d;
+	char err[256];
+
+	if (xrl_rule_parse_line(line, &d, err, sizeof(err)) != 1)
+		fail_msg("%s: %s", line, err);
+	xrl_fleet_rule_name(&d, name);
+}
+
+/* The names of released rules: fixed, and the same for the same rule however it is written. */
+static void test_rule_names(void **state)
+{
+	char a[17], b[17], c[17];
+
+	(void)state;
+	rule_name("198.18.0.0/16 --rate 100/s --burst 20 --global", a);
+	assert_string_equal(a, "7be2f9be963b2b8c");
+	rule_name("198.18.0.0/16  --global --burst 20 --rate 100/s", b);
+	assert_string_equal(a, b);
+	rule_name("198.18.0.0/16 --rate 101/s --burst 20 --global", c);
+	assert_string_not_equal(a, c);
+}
+
+static void test_source_keys(void **state)
+{
+	struct xrl_bucket_key k4 = { .family = 4 }, k6 = { .family = 6 };
+	char buf[96];
+
+	(void)state;
+	inet_pton(AF_INET, "198.18.9.1", k4.addr);
+	inet_pton(AF_INET6, "2001:db8:1:2::", k6.addr);
+	xrl_fleet_source_key("7be2f9be963b2b8c", &k4, 32, buf, sizeof(buf));
+	assert_string_equal(buf, "xrl:{7be2f9be963b2b8c:198.18.9.1}");
+	inet_pton(AF_INET, "198.18.9.0", k4.addr);
+	xrl_fleet_source_key("7be2f9be963b2b8c", &k4, 24, buf, sizeof(buf));
+	assert_string_equal(buf, "xrl:{7be2f9be963b2b8c:198.18.9.0/24}");
+	xrl_fleet_source_key("7be2f9be963b2b8c", &k6, 64, buf, sizeof(buf));
+	assert_string_equal(buf, "xrl:{7be2f9be963b2b8c:2001:db8:1:2::/64}");
+	xrl_fleet_hosts_key("7be2f9be963b2b8c", buf, sizeof(buf));
+	assert_string_equal(buf, "xrl:{7be2f9be963b2b8c}:hosts");
+	xrl_fleet_sentinel_key("web-1/default", buf, sizeof(buf));
+	assert_string_equal(buf, "xrl:{web-1/default}:sentinel");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rule_names),
+		cmocka_unit_test(test_source_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

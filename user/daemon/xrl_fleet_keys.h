@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The names of the fleet's keys in Redis: pure (no map, no connection), so
+ * that whatever asks Redis about a rule's budgets (the daemon, the request
+ * layer, the tests) links it alone. Every key is under "xrl:{", with a
+ * Redis Cluster hash tag per (rule, source) or per rule.
+ */
+#ifndef XRL_FLEET_KEYS_H
+#define XRL_FLEET_KEYS_H
+
+#include <stddef.h>
+#include "xrl_common.h"
+
+/* The rule's name in Redis: a hash of its canonical text (hosts running the same rule share it). */
+void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17]);
+/* xrl:{RULE:SOURCE}, the TAT (or the base of a window's or a log's keys) of one source. */
+void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
+			  char *buf, size_t len);
+/* xrl:{RULE}:hosts, the hosts running the rule and their use. */
+void xrl_fleet_hosts_key(const char *rule_name, char *buf, size_t len);
+/* xrl:{HOST_ID}:sentinel, the key whose loss tells evictions where INFO is refused. */
+void xrl_fleet_sentinel_key(const char *host_id, char *buf, size_t len);
+
+#endif /* XRL_FLEET_KEYS_H */
