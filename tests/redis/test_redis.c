@@ -1037,6 +1037,139 @@ static void test_log_reports(void **state)
 	xrl_redis_close(&r);
 }
 
+/*
+ * Every key a script call writes is one xrl_script_keys lists, with the
+ * type the script keeps there (what the daemon repairs a WRONGTYPE by):
+ * each script run on keys of its own hash tag, the keys Redis then holds
+ * under that tag compared with the list. Then a key of the wrong type on
+ * each listed kind: the call is refused with WRONGTYPE and TYPE names the
+ * key among the listed ones.
+ */
+static void check_keys_listed(struct xrl_redis *r, const struct xrl_redis_call *c,
+			      const char *pattern)
+{
+	static struct xrl_script_key keys[XRL_SCRIPT_KEYS_MAX];
+	redisContext *raw_c = raw();
+	redisReply *rep;
+	double t_us;
+	size_t i;
+	int n, j, found = 0;
+	char err[256];
+
+	rep = redisCommand(raw_c, "TIME");
+	t_us = atof(rep->element[0]->str) * 1e6 + atof(rep->element[1]->str);
+	freeReplyObject(rep);
+	n = xrl_script_keys(c, (unsigned long long)t_us, keys, XRL_SCRIPT_KEYS_MAX);
+	assert_true(n > 0);
+	rep = redisCommand(raw_c, "KEYS %s", pattern);
+	assert_int_equal(rep->type, REDIS_REPLY_ARRAY);
+	assert_true(rep->elements > 0);
+	for (i = 0; i < rep->elements; i++) {
+		const char *k = rep->element[i]->str;
+		char type[1][16];
+
+		for (j = 0; j < n && strcmp(keys[j].name, k); j++)
+			;
+		if (j == n)
+			fail_msg("%s written by %s is not in xrl_script_keys' list", k,
+				 xrl_script_name[c->script]);
+		assert_int_equal(xrl_redis_types(r, &k, 1, type, err, sizeof(err)), 0);
+		if (strcmp(type[0], keys[j].type))
+			fail_msg("%s is a %s, listed as a %s", k, type[0], keys[j].type);
+		found++;
+	}
+	freeReplyObject(rep);
+	redisFree(raw_c);
+	assert_true(found > 0);
+}
+
+static void test_script_keys(void **state)
+{
+	const struct xrl_gcra_source src[2] = {
+		{ .key = "xrl:{tk1:198.18.0.1}", .n = "5", .demand_key = "xrl:{tk1:198.18.0.1}:d",
+		  .demand = "50", .demand_us = "1000000" },
+		{ .key = "xrl:{tk1:198.18.0.2}", .n = "1" },
+	};
+	const char *hfixed[XRL_HOSTS_FIXED] = {
+		[XRL_HOSTS_HOST] = "a", [XRL_HOSTS_RATE] = "9",
+		[XRL_HOSTS_WINDOW_US] = "1000000", [XRL_HOSTS_TTL_MS] = "60000",
+	};
+	const char *wkeys[1] = { "xrl:{tk3:198.18.0.3}" }, *lkeys[1] = { "xrl:{tk4:198.18.0.4}" };
+	const char *wn[1] = { "2" };
+	const char *lfixed[XRL_SLOG_FIXED] = {
+		[XRL_SLOG_HOST] = "a", [XRL_SLOG_WIN_US] = "10000000", [XRL_SLOG_CAP] = "4096",
+	};
+	const char *fixed[XRL_GCRA_FIXED], *argv[4][ARGV_SLOTS];
+	const char *patterns[4] = { "xrl:{tk1:*", "xrl:{tk2}*", "xrl:{tk3:*", "xrl:{tk4:*" };
+	struct xrl_redis_call c[4] = { 0 };
+	struct xrl_redis r;
+	redisContext *raw_c = raw();
+	char err[256], nd[16];
+	int i;
+
+	(void)state;
+	gcra_fixed(fixed, "0", "a", "1000000", "3000000", "10000", "100000", "0");
+	xrl_gcra_build(&c[0], argv[0], fixed, src, 2, nd);
+	xrl_hosts_build(&c[1], argv[1], "xrl:{tk2}:hosts", hfixed);
+	xrl_window_build(&c[2], argv[2], "10000000", wkeys, wn, 1);
+	xrl_slog_build(&c[3], argv[3], lfixed, lkeys, wn, 1);
+	connect_client(&r);
+	assert_int_equal(xrl_redis_run(&r, c, 4, err, sizeof(err)), 0);
+	for (i = 0; i < 4; i++) {
+		if (c[i].reply->type == REDIS_REPLY_ERROR)
+			fail_msg("%s: %s", xrl_script_name[c[i].script], c[i].reply->str);
+		check_keys_listed(&r, &c[i], patterns[i]);
+	}
+	xrl_redis_calls_free(c, 4);
+
+	/* a key of the wrong type on each kind: refused, and found by TYPE among the listed */
+	{
+		static const char *const planted[4] = {
+			"xrl:{tk1:198.18.0.1}:d", "xrl:{tk2}:hosts", NULL, "xrl:{tk4:198.18.0.4}:l",
+		};
+
+		for (i = 0; i < 4; i++) {
+			static struct xrl_script_key keys[XRL_SCRIPT_KEYS_MAX];
+			static char types[XRL_SCRIPT_KEYS_MAX][16];
+			const char *names[XRL_SCRIPT_KEYS_MAX];
+			char wkey[128];
+			const char *k = planted[i];
+			redisReply *rep;
+			int n, j, wrong = 0;
+
+			if (!k) {   /* the window's counter of the current window */
+				rep = redisCommand(raw_c, "TIME");
+				snprintf(wkey, sizeof(wkey), "%s:w:%lld", wkeys[0],
+					 atoll(rep->element[0]->str) / 10);
+				freeReplyObject(rep);
+				k = wkey;
+			}
+			freeReplyObject(redisCommand(raw_c, "DEL %s", k));
+			freeReplyObject(redisCommand(raw_c, i == 2 ? "HSET %s x 1" : "SET %s x", k));
+			assert_int_equal(xrl_redis_run(&r, &c[i], 1, err, sizeof(err)), 0);
+			assert_int_equal(c[i].reply->type, REDIS_REPLY_ERROR);
+			assert_true(!strncmp(c[i].reply->str, "WRONGTYPE", 9));
+			rep = redisCommand(raw_c, "TIME");
+			n = xrl_script_keys(&c[i], strtoull(rep->element[0]->str, NULL, 10) * 1000000ull,
+					    keys, XRL_SCRIPT_KEYS_MAX);
+			freeReplyObject(rep);
+			for (j = 0; j < n; j++)
+				names[j] = keys[j].name;
+			assert_int_equal(xrl_redis_types(&r, names, n, types, err, sizeof(err)), 0);
+			for (j = 0; j < n; j++)
+				if (strcmp(types[j], "none") && strcmp(types[j], keys[j].type)) {
+					assert_string_equal(keys[j].name, k);
+					wrong++;
+				}
+			assert_int_equal(wrong, 1);
+			xrl_redis_calls_free(&c[i], 1);
+			freeReplyObject(redisCommand(raw_c, "DEL %s", k));
+		}
+	}
+	redisFree(raw_c);
+	xrl_redis_close(&r);
+}
+
 /* A call of another size than its layout's is refused by the script, not misread. */
 static void test_wrong_argc_refused(void **state)
 {
@@ -1204,6 +1337,7 @@ int main(void)
 		cmocka_unit_test(test_script_layout),
 		cmocka_unit_test(test_window_counters),
 		cmocka_unit_test(test_log_reports),
+		cmocka_unit_test(test_script_keys),
 		cmocka_unit_test(test_wrong_argc_refused),
 		cmocka_unit_test(test_timeout_when_stopped),
 	};
