@@ -410,6 +410,7 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 			char *err, size_t errlen)
 {
 	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0;
+	bool more = false;
 
 	for (i = 0; i < nc; i++) {
 		const redisReply *rep;
@@ -425,9 +426,12 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 				return -1;
 		}
 		rep = f->calls[i].reply;
-		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9) &&
-		    nwrong < (int)(sizeof(wrong) / sizeof(wrong[0]))) {
-			wrong[nwrong++] = i;   /* a key of another type: repaired after the others */
+		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9)) {
+			/* a key of another type: repaired after the others, as many as fit a round */
+			if (nwrong < (int)(sizeof(wrong) / sizeof(wrong[0])))
+				wrong[nwrong++] = i;
+			else
+				more = true;
 			continue;
 		}
 		if (rep->type == REDIS_REPLY_ERROR) {
@@ -447,7 +451,14 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 	}
 	if ((e = xrl_fleet_put_floors(f, floors_done, np, t0, xrl_mono_ns())))
 		*floor_err = e;
-	return nwrong ? retry_wrongtype(f, wrong, nwrong, t0, floor_err, err, errlen) : 0;
+	if (nwrong && retry_wrongtype(f, wrong, nwrong, t0, floor_err, err, errlen))
+		return -1;
+	if (more) {
+		snprintf(err, errlen, "script call refused: WRONGTYPE in more calls than a round repairs (%d): the rest in the next rounds",
+			 nwrong);
+		return -1;
+	}
+	return 0;
 }
 
 static int pushes_by_rule(const void *a, const void *b)
