@@ -228,8 +228,9 @@ static void *watchdog(void *arg)
 	}
 }
 
-enum MHD_Result xrl_httpd_reply(struct MHD_Connection *c, unsigned int status, const char *type,
-				void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *type,
+			     void *body, size_t len, enum MHD_ResponseMemoryMode mode,
+			     const char *allow)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
@@ -240,16 +241,28 @@ enum MHD_Result xrl_httpd_reply(struct MHD_Connection *c, unsigned int status, c
 		return MHD_NO;   /* out of memory: MHD closes the connection */
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (allow)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
+enum MHD_Result xrl_httpd_reply(struct MHD_Connection *c, unsigned int status, const char *type,
+				void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	return reply(c, status, type, body, len, mode, NULL);
+}
+
 enum MHD_Result xrl_httpd_reply_text(struct MHD_Connection *c, unsigned int status, const char *text)
 {
-	return xrl_httpd_reply(c, status, TEXT_TYPE, (void *)text, strlen(text), MHD_RESPMEM_MUST_COPY);
+	return reply(c, status, TEXT_TYPE, (void *)text, strlen(text), MHD_RESPMEM_MUST_COPY, NULL);
+}
+
+enum MHD_Result xrl_httpd_reply_405(struct MHD_Connection *c, const char *allow, const char *text)
+{
+	return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, TEXT_TYPE, (void *)text, strlen(text),
+		     MHD_RESPMEM_MUST_COPY, allow);
 }
 
 /*

@@ -61,11 +61,13 @@ struct xrl_httpd_stats {
 };
 void xrl_httpd_stats(struct xrl_httpd *h, struct xrl_httpd_stats *out);
 
-/* Queue a reply (a 405 gets "Allow: GET, HEAD"); MHD_NO when out of memory (MHD closes). */
+/* Queue a reply; MHD_NO when out of memory (MHD closes). */
 enum MHD_Result xrl_httpd_reply(struct MHD_Connection *c, unsigned int status, const char *type,
 				void *body, size_t len, enum MHD_ResponseMemoryMode mode);
 /* A text/plain reply, copied. */
 enum MHD_Result xrl_httpd_reply_text(struct MHD_Connection *c, unsigned int status,
 				     const char *text);
+/* 405 Method Not Allowed, text/plain, with the methods served in an Allow header. */
+enum MHD_Result xrl_httpd_reply_405(struct MHD_Connection *c, const char *allow, const char *text);
 
 #endif /* XRL_HTTPD_H */

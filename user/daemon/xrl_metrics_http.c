@@ -134,7 +134,7 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 	(void)con_cls;
 	/* answered on the first call, before any request body: nothing here takes one */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return xrl_httpd_reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD are served\n");
+		return xrl_httpd_reply_405(c, "GET, HEAD", "only GET and HEAD are served\n");
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(srv, c);
 	if (!strcmp(url, "/healthz"))
