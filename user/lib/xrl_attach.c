@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if_arp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
@@ -21,6 +24,14 @@
 #include "xrl_format.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
+
+/* linux/if_arp.h's, which glibc's net/if_arp.h lacks */
+#ifndef ARPHRD_RAWIP
+#define ARPHRD_RAWIP 519
+#endif
+#ifndef ARPHRD_IP6GRE
+#define ARPHRD_IP6GRE 823
+#endif
 
 /* The message in err; returns code. */
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -144,6 +155,48 @@ static unsigned long long mem_available(void)
 	return kb * 1024;
 }
 
+/*
+ * How the XDP program reads the packets of the device called iface (in
+ * this network namespace: SIOCGIFHWADDR asks the namespace's own device,
+ * where /sys may show another namespace's): 0 as Ethernet frames, 1 as
+ * bare IP packets (XDP gives a device without a link-layer header the
+ * packet from its network header), or -errno with what to do in err.
+ */
+static int iface_l3_input(const char *iface, char *errbuf, size_t errlen)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+	unsigned short type;
+
+	if (fd < 0)
+		return fail(errbuf, errlen, neg_errno(), "cannot read the type of %s: %s", iface,
+			    strerror(errno));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	rc = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	if (rc)
+		return fail(errbuf, errlen, neg_errno(), "cannot read the type of %s: %s", iface,
+			    strerror(errno));
+	type = ifr.ifr_hwaddr.sa_family;
+	switch (type) {
+	case ARPHRD_ETHER:
+	case ARPHRD_LOOPBACK:
+		return 0;
+	case ARPHRD_NONE:      /* tun, WireGuard */
+	case ARPHRD_TUNNEL:    /* ipip */
+	case ARPHRD_TUNNEL6:   /* ip6tnl */
+	case ARPHRD_SIT:
+	case ARPHRD_IPGRE:
+	case ARPHRD_IP6GRE:
+	case ARPHRD_PPP:
+	case ARPHRD_RAWIP:
+		return 1;
+	}
+	return fail(errbuf, errlen, -EOPNOTSUPP,
+		    "cannot attach to %s: its packets are neither Ethernet frames nor bare IP packets (device type %u, see ARPHRD_* in linux/if_arp.h): attach to the Ethernet device its traffic arrives on",
+		    iface, type);
+}
+
 /* Is prog_id attached to ifindex now? Sets *multiprog when inside the dispatcher. */
 static bool prog_attached(int ifindex, __u32 prog_id, bool *multiprog, __u8 *mode)
 {
@@ -174,7 +227,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	enum xdp_attach_mode mode = p->mode;
 	__u64 max_sources = p->max_sources;
 	__u32 sets4 = 0, sets6 = 0;
-	int malformed = p->malformed, err, ifindex, rc = -EIO;
+	int malformed = p->malformed, err, ifindex, l3, rc = -EIO;
 	bool existed, multiprog = false, given_sources;
 	struct xrl_maps m;
 	struct xrl_bpf *skel = NULL;
@@ -191,6 +244,10 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	ifindex = (int)if_nametoindex(iface);
 	if (!ifindex || strlen(iface) >= IF_NAMESIZE)
 		return fail(errbuf, errlen, -ENODEV, "no interface named '%s' (see 'ip link')", iface);
+
+	l3 = iface_l3_input(iface, errbuf, errlen);
+	if (l3 < 0)
+		return l3;
 
 	err = xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER, XRL_OPEN_CREATE, NULL, why,
 				sizeof(why));
@@ -274,6 +331,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 		}
 	}
 	skel->rodata->xrl_malformed_policy = (__u32)malformed;
+	skel->rodata->xrl_l3_input = (__u32)l3;
 	bpf_map__set_max_entries(skel->maps.xrl_buckets_v4, sets4);
 	bpf_map__set_max_entries(skel->maps.xrl_buckets_v6, sets6);
 	{
