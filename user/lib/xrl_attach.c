@@ -193,9 +193,10 @@ static int netns_enter(const struct xrl_iface *rec, int *back, struct ns_way *w)
 			fclose(f);
 		}
 		/* kthreadd (2) lives in the initial namespace, the host's */
-		snprintf(w->label, sizeof(w->label), "%s%.*s (%s)%s",
-			 strcmp(de->d_name, "2") ? "of process " : "of the host (that of process ",
-			 20, de->d_name, comm, strcmp(de->d_name, "2") ? "" : ")");
+		if (strcmp(de->d_name, "2"))
+			snprintf(w->label, sizeof(w->label), "of process %.*s (%s)", 20, de->d_name, comm);
+		else
+			snprintf(w->label, sizeof(w->label), "of the host (that of process 2, %s)", comm);
 		snprintf(w->path, sizeof(w->path), "%s", path);
 		closedir(d);
 		return 0;
