@@ -7,8 +7,11 @@
 #      IPv4 and IPv6 packets written into the tun by deny and limit rules;
 #      the counters say judged (never non-IP) and a UDP socket behind the
 #      tun receives exactly what was passed. Native mode is refused (a tun
-#      has none), and a device whose packets are neither Ethernet nor bare
-#      IP (a tun set to ARPHRD_CAN) is refused saying what to do.
+#      has none). The other types without a link-layer header (ppp, gre,
+#      sit, rawip: tuns set to them with TUNSETLINK, since this machine has
+#      no tunnel modules) are judged alike, and a device whose packets are
+#      neither Ethernet nor bare IP (a tun set to ARPHRD_CAN) is refused
+#      saying what to do.
 #   2. a dual-stack UDP socket behind a veth: Linux delivers an IPv6
 #      datagram from ::ffff:10.231.0.1 and the socket reports it as the
 #      IPv4 source 10.231.0.1 would be; with 10.231.0.0/16 --deny, xrl drops
@@ -155,6 +158,25 @@ v="$(r 10.231.0.0/16 dropped) $(r 2001:db8:bad::/48 dropped) $(r 192.0.2.0/24 pa
 	bad "rule counters: $v (want 8 5 3/5 2/4)"
 xn "$T" detach "$TUN"
 [ "$RC" = 0 ] && [ ! -e "$PIN_ROOT/$I" ] && ok "detached from $TUN, pins removed" || bad "detach $TUN: exit $RC: $ERR$OUT"
+
+# other device types without a link-layer header (a tun set to them: no tunnel modules needed)
+for type in 512:ppp 778:gre 776:sit 519:rawip; do
+	dev=xl3$$${type#*:}
+	ip -n "$T" tuntap add dev "$dev" mode tun && inns "$T" "$PY" "$TUNF" link "$dev" "${type%:*}" &&
+		ip -n "$T" addr add 10.78.0.1/24 dev "$dev" && ip -n "$T" link set "$dev" up ||
+		xrlt_fail "cannot make $dev a tun of type ${type%:*}"
+	xn "$T" attach "$dev"
+	[ "$RC" = 0 ] || bad "attach to a tun of type ${type%:*} (${type#*:}): exit $RC: $ERR"
+	xn "$T" rule add 10.231.0.0/16 --deny
+	inns "$T" "$PY" "$TUNF" send "$dev" udp4 3 src=10.231.0.1 dst=10.78.0.1 dport=$PORT >/dev/null
+	inns "$T" "$PY" "$TUNF" send "$dev" udp6 2 src=::ffff:10.231.0.2 dst=fd00:78::1 dport=$PORT >/dev/null
+	stats "$T"
+	v="$(g packets) $(g non_ip) $(r 10.231.0.0/16 dropped)"
+	[ "$v" = "5 0 5" ] && ok "a device of type ${type%:*} (${type#*:}) judges bare IP: 5 packets, 0 non-IP, 5 denied" ||
+		bad "a device of type ${type%:*} (${type#*:}): packets non_ip dropped $v (want 5 0 5)"
+	xn "$T" detach "$dev"
+	ip -n "$T" link del "$dev"
+done
 
 # a device whose packets are neither Ethernet frames nor bare IP
 ip -n "$T" tuntap add dev "$TUNC" mode tun && inns "$T" "$PY" "$TUNF" link "$TUNC" 280 ||

@@ -16,7 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <net/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/if_tunnel.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -363,6 +368,67 @@ static unsigned long long mem_available(void)
 }
 
 /*
+ * Does the gre device ifindex show XDP its packets from the outer IPv4
+ * header? A gre device without a unicast remote (none, or multicast) and
+ * without external control (collect_md) has ipgre_header_ops, and for it
+ * alone of the tunnels the kernel leaves the mac header at the outer IPv4
+ * header (for ipgre_header_parse), so generic XDP gets the outer IPv4 and
+ * GRE headers before the inner packet. Asked by RTM_GETLINK (its
+ * IFLA_INFO_DATA); false when it cannot be told.
+ */
+static bool gre_shows_outer(int ifindex)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK, .nlmsg_flags = NLM_F_REQUEST },
+		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex },
+	};
+	char buf[16384];
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	struct rtattr *a, *li, *d;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), len, alen, llen, dlen;
+	bool is_gre = false, collect_md = false, have_remote = false;
+	__u32 remote = 0;
+
+	if (fd < 0)
+		return false;
+	if (send(fd, &req, sizeof(req), 0) < 0 || (len = (int)recv(fd, buf, sizeof(buf), 0)) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	if (!NLMSG_OK(nh, (unsigned)len) || nh->nlmsg_type != RTM_NEWLINK)
+		return false;
+	alen = (int)IFLA_PAYLOAD(nh);
+	for (a = IFLA_RTA(NLMSG_DATA(nh)); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		if (a->rta_type != IFLA_LINKINFO)
+			continue;
+		llen = (int)RTA_PAYLOAD(a);
+		for (li = RTA_DATA(a); RTA_OK(li, llen); li = RTA_NEXT(li, llen)) {
+			if (li->rta_type == IFLA_INFO_KIND)   /* "gre\0" (not gretap, erspan) */
+				is_gre = RTA_PAYLOAD(li) >= 4 && !memcmp(RTA_DATA(li), "gre", 4);
+			if (li->rta_type != IFLA_INFO_DATA)
+				continue;
+			dlen = (int)RTA_PAYLOAD(li);
+			for (d = RTA_DATA(li); RTA_OK(d, dlen); d = RTA_NEXT(d, dlen)) {
+				if (d->rta_type == IFLA_GRE_COLLECT_METADATA)
+					collect_md = true;
+				if (d->rta_type == IFLA_GRE_REMOTE && RTA_PAYLOAD(d) >= 4) {
+					memcpy(&remote, RTA_DATA(d), 4);
+					have_remote = true;
+				}
+			}
+		}
+	}
+	if (!is_gre || collect_md)
+		return false;
+	/* no remote, or a multicast one (224.0.0.0/4) */
+	return !have_remote || !remote || (ntohl(remote) >> 28) == 0xe;
+}
+
+/*
  * How the XDP program reads the packets of the device called iface (in
  * this network namespace: SIOCGIFHWADDR asks the namespace's own device,
  * where /sys may show another namespace's): 0 as Ethernet frames, 1 as
@@ -389,11 +455,16 @@ static int iface_l3_input(const char *iface, char *errbuf, size_t errlen)
 	case ARPHRD_ETHER:
 	case ARPHRD_LOOPBACK:
 		return 0;
+	case ARPHRD_IPGRE:
+		if (gre_shows_outer((int)if_nametoindex(iface)))
+			return fail(errbuf, errlen, -EOPNOTSUPP,
+				    "cannot attach to %s: a gre device without a unicast remote gives XDP its packets behind their outer IPv4 and GRE headers: give the tunnel a remote ('ip link set %s type gre remote ADDR ...'), or attach to the device it runs over (the rules then judge the outer header)",
+				    iface, iface);
+		return 1;
 	case ARPHRD_NONE:      /* tun, WireGuard */
 	case ARPHRD_TUNNEL:    /* ipip */
 	case ARPHRD_TUNNEL6:   /* ip6tnl */
 	case ARPHRD_SIT:
-	case ARPHRD_IPGRE:
 	case ARPHRD_IP6GRE:
 	case ARPHRD_PPP:
 	case ARPHRD_RAWIP:
