@@ -124,7 +124,7 @@ ip -n "$T" addr add 10.77.0.1/24 dev "$TUN" &&
 	ok "$TUN is ARPHRD_NONE (no link-layer header)" || bad "$TUN is not ARPHRD_NONE"
 
 xn "$T" attach "$TUN" --mode native
-[ "$RC" = 1 ] && [[ $ERR == *"native XDP"* ]] && [ -z "$(inns "$T" ip -o link show "$TUN" | grep -o 'prog/xdp')" ] &&
+[ "$RC" = 1 ] && [[ $ERR == *"native XDP"* ]] && ! inns "$T" ip -o link show "$TUN" | grep -q 'prog/xdp' &&
 	ok "attach --mode native refused (a tun has none): $ERR" || bad "attach --mode native: exit $RC: $ERR$OUT"
 [ -e "$PIN_ROOT/$I" ] && { bad "a refused attach left pins"; rm -rf "${PIN_ROOT:?}/$I"; }
 xn "$T" attach "$TUN"
@@ -183,7 +183,7 @@ ip -n "$T" tuntap add dev "$TUNC" mode tun && inns "$T" "$PY" "$TUNF" link "$TUN
 	xrlt_fail "cannot make $TUNC an ARPHRD_CAN device"
 xn "$T" attach "$TUNC" --mode generic
 [ "$RC" = 1 ] && [[ $ERR == *"neither Ethernet frames nor bare IP"* ]] && [[ $ERR == *"device type 280"* ]] &&
-	[ -z "$(inns "$T" ip -o link show "$TUNC" | grep -o 'prog/xdp')" ] && [ ! -e "$PIN_ROOT/$I" ] &&
+	! inns "$T" ip -o link show "$TUNC" | grep -q 'prog/xdp' && [ ! -e "$PIN_ROOT/$I" ] &&
 	ok "a CAN-type device refused, nothing attached, no pins: $ERR" || bad "attach to a CAN-type device: exit $RC: $ERR$OUT"
 
 # ======================================================= 2. IPv6 sources embedding IPv4
