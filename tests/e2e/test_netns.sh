@@ -17,6 +17,10 @@
 #      root namespace and done through that path
 #   3. a namespace deleted under the instance (its veth and program gone):
 #      status says so, detach from anywhere removes the record and the pins
+#   4. a program of the instance attached where no record says (its record
+#      removed by hand): detach of the last recorded interface keeps the
+#      pins and says why, an attach anywhere brings its rules in reach
+#      again; once that program is gone, detach removes them
 #
 #   XRL=path/to/xrl bash tests/e2e/test_netns.sh
 #
@@ -197,5 +201,36 @@ rec=$(iface_json "" "$NV")
 xa "" detach "$NV"
 [ "$RC" = 0 ] && [[ $OUT == *"pins removed"* ]] && ! pins && ok "detach $NV from the root namespace: record and pins removed" ||
 	bad "detach $NV after its namespace went: exit $RC: $ERR$OUT"
+
+# ======================================================= 4. a program with no record
+section "4. a program of the instance attached where no record says"
+ip link add "$C" type veth peer name "$C"p 2>/dev/null
+xa "" attach "$A"
+[ "$RC" = 0 ] || xrlt_fail "attach $A: exit $RC: $ERR"
+PA=$(xdp_prog_id "$A")
+# the record of $A removed by hand: its program runs on, unrecorded
+key=$(printf '%08x' "$(cat /sys/class/net/"$A"/ifindex)" | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
+# shellcheck disable=SC2086
+bpftool map delete pinned "$PIN_ROOT/$I/xrl_ifaces" key $key || xrlt_fail "cannot delete the record of $A"
+xa "" attach "$C"
+[ "$RC" = 0 ] || xrlt_fail "attach $C: exit $RC: $ERR"
+xa "" detach "$C"
+[ "$RC" = 0 ] && pins && [[ $OUT != *"pins removed"* ]] && [[ $ERR == *"program id $PA is still loaded"* ]] &&
+	[ "$(xdp_prog_id "$A")" = "$PA" ] &&
+	ok "the last recorded interface detached, the pins kept for program $PA on $A: $ERR" ||
+	bad "detach of the last recorded interface with program $PA unrecorded on $A: exit $RC: $ERR$OUT; pins $(pins && echo kept || echo GONE)"
+# attached again anywhere, the instance's rules are in reach again, the unrecorded program's too
+xa "" attach "$C"
+xa "" rule add 10.9.0.0/16 --deny
+cfg=$(bpftool -j map show pinned "$PIN_ROOT/$I/xrl_config" | jq '.id')
+[ "$RC" = 0 ] && bpftool -j prog show id "$PA" | jq -e --argjson c "$cfg" '.map_ids | index($c) != null' >/dev/null &&
+	ok "attached again to $C: rules change, in the maps program $PA on $A uses too" ||
+	bad "rule add after attaching $C again: exit $RC: $ERR; map $cfg in program $PA: $(bpftool -j prog show id "$PA" | jq -c .map_ids)"
+xa "" detach "$C"
+[ "$RC" = 0 ] && pins || bad "detach $C again: exit $RC: $ERR$OUT; pins $(pins && echo kept || echo GONE)"
+ip link set dev "$A" xdp off
+xa "" detach "$A"
+[ "$RC" = 0 ] && ! pins && [[ $ERR == *"no program loaded any more"* ]] &&
+	ok "once that program is gone, detach removes the pins: $ERR" || bad "detach after the program went: exit $RC: $ERR$OUT; pins $(pins && echo kept || echo gone)"
 
 xrlt_finish

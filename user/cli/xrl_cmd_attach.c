@@ -125,10 +125,16 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (xrl_detach(xrl_ctx_instance(ctx), argv[1], !ctx->all_instances, &pins_removed, why,
 		       sizeof(why)))
 		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
-	if (ctx->json)
-		xrl_json_print(ctx, json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
-					      "detached", xrl_json_text(argv[1]), "pins_removed", pins_removed));
-	else
+	if (why[0])
+		fprintf(stderr, "xrl: %s\n", why);   /* detached, the pins kept: why */
+	if (ctx->json) {
+		json_t *o = json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
+				      "detached", xrl_json_text(argv[1]), "pins_removed", pins_removed);
+
+		if (why[0])
+			json_object_set_new(o, "pins_kept_because", xrl_json_text(why));
+		xrl_json_print(ctx, o);
+	} else
 		printf("xrl: instance '%s' detached from %s%s\n", ctx->instance, argv[1],
 		       pins_removed ? "; no interface left, pins removed" : "");
 	return 0;

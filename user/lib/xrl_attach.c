@@ -222,6 +222,47 @@ static bool prog_loaded(__u32 id)
 	return errno != ENOENT;
 }
 
+/*
+ * A loaded XDP program that uses the instance's maps (its xrl_config), in
+ * any namespace, recorded or not, other than except (the one this process
+ * just detached, which libxdp may still hold until the process exits): its
+ * id in *id. The last check before the pins go: a program attached where
+ * no record says (a record removed by hand, an attach killed before it
+ * recorded) would go on enforcing rules nothing could change any more.
+ */
+static bool instance_prog_loaded(const struct xrl_maps *m, __u32 except, __u32 *id)
+{
+	struct bpf_map_info mi = { 0 };
+	__u32 len = sizeof(mi), next = 0;
+
+	if (bpf_obj_get_info_by_fd(m->config, &mi, &len))
+		return false;
+	while (bpf_prog_get_next_id(next, &next) == 0) {
+		struct bpf_prog_info pi = { 0 };
+		__u32 maps[64], plen = sizeof(pi), i;
+		int fd = bpf_prog_get_fd_by_id(next);
+
+		if (fd < 0 || next == except) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		pi.nr_map_ids = sizeof(maps) / sizeof(maps[0]);
+		pi.map_ids = (__u64)(unsigned long)maps;
+		if (bpf_obj_get_info_by_fd(fd, &pi, &plen) || pi.type != BPF_PROG_TYPE_XDP) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		for (i = 0; i < pi.nr_map_ids && i < sizeof(maps) / sizeof(maps[0]); i++)
+			if (maps[i] == mi.id) {
+				*id = next;
+				return true;
+			}
+	}
+	return false;
+}
+
 static bool prog_attached(int ifindex, __u32 prog_id, bool *multiprog, __u8 *mode);
 
 /* A record as seen from here: its namespace, its interface and program there. */
@@ -732,6 +773,7 @@ int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 	int rc = 0, err;
 
 	*pins_removed = false;
+	errbuf[0] = 0;
 	/* any layout: an instance pinned by another build can be detached */
 	err = xrl_instance_open(in, XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER,
 				XRL_OPEN_ANY_LAYOUT | XRL_OPEN_NO_IFACE, &m, why, sizeof(why));
@@ -769,6 +811,14 @@ int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 					  w.reachable ? (w.exists ? w.name_now : at.name) : "");
 				if (w.reachable)
 					strncat(errbuf, "'", errlen - strlen(errbuf) - 1);
+			} else if (xrl_iface_count(&m) == 0 && !instance_prog_loaded(&m, 0, &ifindex)) {
+				/* pins kept for a program that has gone since: nothing left to keep them for */
+				fail(errbuf, errlen, 0,
+				     "instance '%s' had no interface recorded and no program loaded any more: its pins are removed",
+				     in->name);
+				xrl_maps_close(&m);
+				xrl_instance_unpin(in);
+				*pins_removed = access(in->pin_dir, F_OK) != 0;
 			} else {
 				rc = fail(errbuf, errlen, -ENODEV, "instance '%s' is not attached to %s",
 					  in->name, iface);
@@ -820,6 +870,15 @@ int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 	}
 	bpf_map_delete_elem(m.ifaces, &ifindex);
 	if (xrl_iface_count(&m) == 0) {
+		__u32 other;
+
+		if (instance_prog_loaded(&m, rec.prog_id, &other)) {
+			/* detached; the pins stay for the program still running (a note, not an error) */
+			fail(errbuf, errlen, 0,
+			     "no interface of instance '%s' is recorded any more, but its program id %u is still loaded (attached where xrl has no record of it, see 'bpftool net' in each network namespace): the pins are kept, so its rules are the instance's again once it is attached to an interface ('xrl attach IFACE'); or unload that program ('xdp-loader unload IFACE --all') and detach again to remove them",
+			     in->name, other);
+			goto out;
+		}
 		xrl_maps_close(&m);
 		xrl_instance_unpin(in);
 	}

@@ -49,9 +49,11 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
  * gone. A record of another namespace whose interface is still there (or
  * whose program is still loaded when its namespace cannot be found) is
  * refused, saying how to run detach there. The pins go with the last
- * interface (*pins_removed). name_instance: the operator named
- * the instance (--instance), so the hint of a renamed interface does too.
- * 0, or -errno with the reason in err.
+ * interface (*pins_removed), unless a program of the instance is still
+ * loaded (attached where no record says): then 0 with a note for the
+ * operator in err, the pins kept. name_instance: the operator named the
+ * instance (--instance), so the hint of a renamed interface does too.
+ * 0 (err empty, or a note), or -errno with the reason in err.
  */
 int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 	       bool *pins_removed, char *err, size_t errlen);
