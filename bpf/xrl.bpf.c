@@ -16,6 +16,13 @@
 
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
+/*
+ * Load-time: 1 when the device has no link-layer header (tun, WireGuard,
+ * ipip, gre, ppp, ...), whose packets start at the IP header (set by the
+ * loader from the device type). A constant to the verifier: each program
+ * keeps only its own parser.
+ */
+const volatile __u32 xrl_l3_input = 0;
 
 #ifdef XRL_TEST_CLOCK
 /* Test build only: the clock is xrl_test_clock (xrl_maps.bpf.h), set by the test. */
@@ -1197,7 +1204,9 @@ int xrl_xdp(struct xdp_md *ctx)
 	gs->packets++;
 	gs->bytes += len;
 
-	res = xrl_parse(data, data_end, &p);
+	res = xrl_l3_input ? xrl_parse_l3(data, data_end, &p) : xrl_parse(data, data_end, &p);
+	if (p.family == 6 && !p.saddr[0])
+		xrl_unmap_v4(&p);   /* ::ffff:a.b.c.d is judged as a.b.c.d */
 	if (res != XRL_PARSE_IP) {
 		if (res == XRL_PARSE_NON_IP) {
 			gs->non_ip++;

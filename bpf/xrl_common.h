@@ -442,13 +442,23 @@ struct xrl_rule_def {
 	__u64 block_ns;     /* --block DURATION, ns */
 };
 
-/* One interface an instance is attached to (xrl_ifaces, keyed by ifindex). */
+/*
+ * One interface an instance is attached to (xrl_ifaces, keyed by ifindex).
+ * An ifindex names an interface only within its network namespace: the
+ * namespace is recorded with it, so that xrl run from another namespace
+ * neither takes that namespace's interface with the same ifindex for it
+ * nor removes a record (and with the last one the pins) whose program is
+ * still attached there.
+ */
 struct xrl_iface {
 	char  name[16];     /* IFNAMSIZ: detach works even after the interface is gone */
 	__u32 prog_id;
 	__u8  mode;         /* enum xdp_attach_mode of libxdp */
 	__u8  multiprog;    /* 1: inside libxdp's dispatcher; 0: attached alone */
 	__u16 _pad;
+	__u64 netns_cookie; /* SO_NETNS_COOKIE of its namespace (never reused); 0: the reader's */
+	__u32 netns_ino;    /* inode of its namespace (/proc/PID/ns/net): where to find it */
+	__u32 _pad2;
 };
 
 #define XRL_MAX_IFACES 64

@@ -322,7 +322,8 @@ for i in $(seq 1 $((MAX_IFACES - 1))); do
 	key=$(printf '%08x' "$idx" | sed 's/\(..\)\(..\)\(..\)\(..\)/0x\4 0x\3 0x\2 0x\1/')
 	name=$(printf 'gone%d' "$i" | od -An -tx1 | tr -s ' \n' ' ' | sed 's/ \([0-9a-f][0-9a-f]\)/ 0x\1/g')
 	pad=$((16 - 4 - ${#i}))
-	val="$name$(printf ' 0x00%.0s' $(seq $pad)) 0x00 0x00 0x00 0x00 0x00 0x00 0x00 0x00"
+	# name, prog_id, mode, multiprog, pad; netns cookie 0 (the reader's namespace), inode, pad
+	val="$name$(printf ' 0x00%.0s' $(seq $pad)) 0x00 0x00 0x00 0x00 0x00 0x00 0x00 0x00$(printf ' 0x00%.0s' $(seq 16))"
 	# shellcheck disable=SC2086
 	bpftool map update pinned "$ifmap" key $key value $val || { bad "cannot add a record to $ifmap"; break; }
 done

@@ -6,7 +6,8 @@
  * bpf/xrl_parse.h: which frames are not IP, which have more VLAN tags than
  * xrl walks, which are malformed before their source, and for the rest the
  * source, protocol, port and SYN the packet shows or does not show; then
- * the rule that must judge it, and so the verdict and every counter that
+ * the rule that must judge it (an IPv4-mapped IPv6 source by the IPv4
+ * rules, as RULES, Prefix says), and so the verdict and every counter that
  * must move (global and per rule), frame by frame, under both policies.
  *
  *   test_fuzz [--seed S] [--frames N]   (N frames per policy; default seed 12, 3000)
@@ -180,6 +181,12 @@ static void model_v6(struct mpkt *m, const __u8 *q, long n)
 	m->cls = C_IP;
 	m->family = 6;
 	memcpy(m->src, q + 8, 16);
+	/* xrl(8), RULES, Prefix: ::ffff:a.b.c.d is judged as the IPv4 source a.b.c.d */
+	if (!memcmp(m->src, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
+		m->family = 4;
+		memmove(m->src, m->src + 12, 4);
+		memset(m->src + 4, 0, 12);
+	}
 	end = 40 + (long)be16(q + 4);
 	if (end > n) {
 		m->bad = 1;
@@ -383,6 +390,9 @@ static const char *const v4_pool[] = {
 static const char *const v6_pool[] = {
 	"2001:db8:a::1", "2001:db8:a::2", "2001:db8:b::1", "2001:db8:c::1", "2001:db8:c:1::1",
 	"2001:db8:d::1", "2001:db8:d::2", "2001:db8:ffff::1",
+	/* IPv4-mapped (judged as IPv4), 6to4 and NAT64 (judged as IPv6) */
+	"::ffff:192.0.2.1", "::ffff:192.0.2.130", "::ffff:203.0.113.2", "::ffff:100.64.0.1",
+	"2002:c000:201::1", "64:ff9b::c000:201",
 };
 
 static void put16(__u8 *p, unsigned v)

@@ -7,7 +7,11 @@
  *  2. malformed packets with a readable source (IPv6 chains past the walk,
  *     IPv4 bad lengths) are judged by the rules under --malformed pass;
  *  3. tiny first fragments: the L4 fields a rule needs are not shown, so
- *     allow rules do not match and deny/limit rules do (RFC 1858).
+ *     allow rules do not match and deny/limit rules do (RFC 1858);
+ *  4. IPv4-mapped IPv6 sources are judged as their IPv4 address (rules,
+ *     bucket); 6to4, NAT64 and IPv4-compatible sources as IPv6;
+ *  5. the program loaded for a device without a link-layer header (tun,
+ *     WireGuard, ipip, gre, ppp) judges bare IP packets.
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
@@ -24,18 +28,45 @@
 
 #include "xrl_tl_assert.h"
 #include "xrl_rule.h"
+#include "xrl_table.h"
+#include "xrl_test.skel.h"
 
 #define SEC_NS 1000000000ULL
 
 static struct xrl_tl tl_pass, tl_drop;   /* malformed policy pass / drop */
+static struct xrl_tl tl_l3;              /* loaded for bare IP packets (xrl_l3_input), policy pass */
+
+/* The test object as attach loads it for a device without a link-layer header. */
+static int tl_open_l3(struct xrl_tl *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->skel = xrl_test_bpf__open();
+	if (!t->skel)
+		return -1;
+	t->skel->rodata->xrl_malformed_policy = XRL_MALFORMED_PASS;
+	t->skel->rodata->xrl_l3_input = 1;
+	bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v4, xrl_table_sets(4096, XRL_WAYS4));
+	bpf_map__set_max_entries(t->skel->maps.xrl_buckets_v6, xrl_table_sets(4096, XRL_WAYS6));
+	if (xrl_test_bpf__load(t->skel)) {
+		fprintf(stderr, "cannot load the test object for bare IP packets\n");
+		xrl_test_bpf__destroy(t->skel);
+		t->skel = NULL;
+		return -1;
+	}
+	xrl_maps_from_obj(t->skel->obj, &t->maps);
+	t->prog_fd = bpf_program__fd(t->skel->progs.xrl_xdp);
+	t->clock_fd = bpf_map__fd(t->skel->maps.xrl_test_clock);
+	return xrl_config_init(&t->maps, XRL_MALFORMED_PASS);
+}
 
 static int setup(void **state)
 {
 	(void)state;
-	if (tl_open_pair(&tl_pass, &tl_drop))
+	if (tl_open_pair(&tl_pass, &tl_drop) || tl_open_l3(&tl_l3))
 		return -1;
 	xrl_tl_set_clock(&tl_pass, 1000 * SEC_NS);
 	xrl_tl_set_clock(&tl_drop, 1000 * SEC_NS);
+	xrl_tl_set_clock(&tl_l3, 1000 * SEC_NS);
 	return 0;
 }
 
@@ -43,6 +74,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	tl_close_pair(&tl_pass, &tl_drop);
+	xrl_tl_close(&tl_l3);
 	return 0;
 }
 
@@ -85,7 +117,7 @@ static void check(struct xrl_tl *t, const char *name, const __u8 *buf, size_t le
 	    b.no_rule - a.no_rule != (__u64)e.no_rule || rb - ra != (__u64)e.rule_drop)
 		fail_msg("%s (policy %s): verdict %d (want %d), +non_ip %llu (%d), +malformed %llu (%d), "
 			 "+judged %llu (%d), +vlan_deep %llu (%d), +no_rule %llu (%d), +rule drops %llu (%d)",
-			 name, t == &tl_drop ? "drop" : "pass", v, e.verdict,
+			 name, t == &tl_drop ? "drop" : t == &tl_l3 ? "pass, bare IP" : "pass", v, e.verdict,
 			 (unsigned long long)(b.non_ip - a.non_ip), e.non_ip,
 			 (unsigned long long)(b.malformed - a.malformed), e.malformed,
 			 (unsigned long long)(b.malformed_judged - a.malformed_judged), e.judged,
@@ -101,6 +133,16 @@ static void check_spec(struct xrl_tl *t, const char *name, const struct xrl_pkt_
 	size_t len = xrl_pkt_build(buf, sizeof(buf), s, NULL, NULL);
 
 	check(t, name, buf, len, e);
+}
+
+/* The packet of s without its Ethernet header, as a device without a link-layer header has it. */
+static void check_l3(struct xrl_tl *t, const char *name, const struct xrl_pkt_spec *s,
+		     struct expect e)
+{
+	__u8 buf[512];
+	size_t l3, len = xrl_pkt_build(buf, sizeof(buf), s, &l3, NULL);
+
+	check(t, name, buf + l3, len - l3, e);
 }
 
 static const struct expect DENIED = { .verdict = XDP_DROP, .rule_drop = 1 };
@@ -350,6 +392,137 @@ static void test_tiny_fragments(void **state)
 	check_spec(&tl_pass, "later fragment", &later, NO_RULE);
 }
 
+/*
+ * Item 4: a dual-stack socket reports an IPv6 packet from ::ffff:a.b.c.d
+ * as a.b.c.d (Linux 6.18 delivers it: tests/e2e/test_l3_mapped.sh), so the
+ * IPv4 rules judge it, in the IPv4 source's own bucket. 6to4, NAT64's
+ * well-known prefix and IPv4-compatible sources reach the socket as the
+ * IPv6 addresses they are: IPv6 rules judge them.
+ */
+static void test_v4_mapped(void **state)
+{
+	static const char *const r[] = {
+		"10.231.0.0/16 --deny",
+		"192.0.2.0/24 --rate 1/h --burst 2",
+		"203.0.113.0/24 --allow",
+		"203.0.113.0/24 --proto udp --dport 5353 --deny",
+		"2002::/16 --rate 1/h --burst 1",
+		NULL,
+	};
+	struct xrl_pkt_spec s = { .family = 6, .proto = IPPROTO_UDP };
+	struct xrl_pkt_spec v4 = { .family = 4, .src = "192.0.2.5", .proto = IPPROTO_UDP };
+	static const struct { const char *src; struct expect e; } cases[] = {
+		{ "::ffff:10.231.0.1", { .verdict = XDP_DROP, .rule_drop = 1 } },
+		{ "::ffff:10.231.255.255", { .verdict = XDP_DROP, .rule_drop = 1 } },
+		{ "::ffff:10.232.0.1", { .verdict = XDP_PASS, .no_rule = 1 } },
+		{ "::ffff:203.0.113.9", { .verdict = XDP_PASS } },
+		/* not mapped: judged as the IPv6 sources they are */
+		{ "::10.231.0.1", { .verdict = XDP_PASS, .no_rule = 1 } },
+		{ "64:ff9b::ae7:1", { .verdict = XDP_PASS, .no_rule = 1 } },
+		{ "2002:ae7:1::1", { .verdict = XDP_PASS } },   /* the 2002::/16 limit, its first token */
+		{ "::fffe:10.231.0.1", { .verdict = XDP_PASS, .no_rule = 1 } },
+		{ "0:0:1:0:0:ffff:ae7:1", { .verdict = XDP_PASS, .no_rule = 1 } },
+		{ "::ffff:0:ae7:1", { .verdict = XDP_PASS, .no_rule = 1 } },
+	};
+	struct xrl_tl *ts[] = { &tl_pass, &tl_drop, &tl_l3 };
+	unsigned i, k;
+	char name[96];
+
+	(void)state;
+	for (k = 0; k < 3; k++)
+		tl_rules(ts[k], r);
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			s.src = cases[i].src;
+			snprintf(name, sizeof(name), "udp6 from %s", s.src);
+			if (ts[k] == &tl_l3)
+				check_l3(ts[k], name, &s, cases[i].e);
+			else
+				check_spec(ts[k], name, &s, cases[i].e);
+		}
+		/* the mapped source's port is read through the IPv6 header */
+		s.src = "::ffff:203.0.113.9";
+		s.dport = 5353;
+		snprintf(name, sizeof(name), "udp6 from %s to port 5353", s.src);
+		if (ts[k] == &tl_l3)
+			check_l3(ts[k], name, &s, DENIED);
+		else
+			check_spec(ts[k], name, &s, DENIED);
+		s.dport = 0;
+	}
+	/* one bucket for 192.0.2.5 whichever way it comes: a burst of 2 in all */
+	s.src = "::ffff:192.0.2.5";
+	check_spec(&tl_pass, "limited: 192.0.2.5 over IPv4", &v4, PASSED);
+	check_spec(&tl_pass, "limited: ::ffff:192.0.2.5 over IPv6", &s, PASSED);
+	check_spec(&tl_pass, "limited: 192.0.2.5 over IPv4, no token left", &v4, DENIED);
+	check_spec(&tl_pass, "limited: ::ffff:192.0.2.5 over IPv6, no token left", &s, DENIED);
+	/* a 6to4 source is limited as the IPv6 source it is, apart from its IPv4 address */
+	s.src = "2002:c000:205::1";
+	check_spec(&tl_pass, "6to4 2002:c000:205::1 (192.0.2.5)", &s, PASSED);
+	check_spec(&tl_pass, "6to4 2002:c000:205::1 again", &s, DENIED);
+	/* a mapped source with an extension chain past the walk: judged, as malformed */
+	{
+		struct xrl_pkt_spec c = { .family = 6, .proto = IPPROTO_UDP, .src = "::ffff:10.231.0.7",
+					  .ext_hdrs = ext_dst9, .n_ext_hdrs = 10 };
+
+		check_spec(&tl_pass, "mapped source, long chain", &c, BAD_DENIED);
+		check_spec(&tl_drop, "mapped source, long chain", &c, BAD_POLICY_DROP);
+	}
+}
+
+/*
+ * Item 5: the program attach loads for a device without a link-layer
+ * header (tun, WireGuard, ipip, gre, ppp) reads the packet from the IP
+ * header; the same packets behind Ethernet are judged by the Ethernet one.
+ */
+static void test_l3_input(void **state)
+{
+	static const char *const r[] = {
+		"10.231.0.0/16 --deny",
+		"2001:db8:bad::/48 --deny",
+		"192.0.2.0/24 --rate 1/h --burst 2",
+		"2001:db8:11::/48 --proto udp --rate 1/h --burst 1",
+		NULL,
+	};
+	struct xrl_pkt_spec d4 = { .family = 4, .src = "10.231.0.1", .proto = IPPROTO_UDP };
+	struct xrl_pkt_spec d6 = { .family = 6, .src = "2001:db8:bad::1", .proto = IPPROTO_TCP, .dport = 22 };
+	struct xrl_pkt_spec l4 = { .family = 4, .src = "192.0.2.1", .proto = IPPROTO_UDP };
+	struct xrl_pkt_spec l6 = { .family = 6, .src = "2001:db8:11::1", .proto = IPPROTO_UDP, .dport = 53 };
+	struct xrl_pkt_spec o4 = { .family = 4, .src = "198.51.100.1", .ipv4_opt_words = 3 };
+	struct xrl_pkt_spec o6 = { .family = 6, .src = "2001:db8:ffff::1", .ext_hdrs = ext_dst9, .n_ext_hdrs = 3 };
+	struct xrl_pkt_spec f4 = { .family = 4, .src = "10.231.9.9", .ipv4_frag_offset = 2, .payload = 16 };
+	__u8 buf[512];
+	size_t l3, len;
+	int n;
+
+	(void)state;
+	tl_rules(&tl_l3, r);
+	tl_rules(&tl_pass, r);
+	check_l3(&tl_l3, "bare ipv4, denied", &d4, DENIED);
+	check_l3(&tl_l3, "bare ipv6, denied", &d6, DENIED);
+	check_l3(&tl_l3, "bare ipv4 with options, no rule", &o4, NO_RULE);
+	check_l3(&tl_l3, "bare ipv6 with 3 extension headers, no rule", &o6, NO_RULE);
+	check_l3(&tl_l3, "bare ipv4 later fragment, denied", &f4, DENIED);
+	for (n = 0; n < 4; n++) {
+		check_l3(&tl_l3, "bare ipv4, limited", &l4, n < 2 ? PASSED : DENIED);
+		check_l3(&tl_l3, "bare ipv6, limited", &l6, n < 1 ? PASSED : DENIED);
+	}
+	/* the same packets behind Ethernet: the Ethernet program judges them alike */
+	check_spec(&tl_pass, "ipv4 frame, denied", &d4, DENIED);
+	check_spec(&tl_pass, "ipv6 frame, denied", &d6, DENIED);
+	/* neither version 4 nor 6 (MPLS over gre): not IP */
+	len = xrl_pkt_build(buf, sizeof(buf), &d4, &l3, NULL);
+	buf[l3] = 0x55;
+	check(&tl_l3, "version 5", buf + l3, len - l3, (struct expect){ .verdict = XDP_PASS, .non_ip = 1 });
+	/* a cut IPv4 header: no source, the policy (pass) */
+	len = xrl_pkt_build(buf, sizeof(buf), &d4, &l3, NULL);
+	check(&tl_l3, "ipv4 cut at 16 bytes", buf + l3, 16,
+	      (struct expect){ .verdict = XDP_PASS, .malformed = 1 });
+	/* a bad total length past the source: judged */
+	buf[l3 + 2] = 0x0f;
+	check(&tl_l3, "ipv4 total length past the packet", buf + l3, len - l3, BAD_DENIED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +530,8 @@ int main(void)
 		cmocka_unit_test(test_long_ipv6_chain),
 		cmocka_unit_test(test_ipv4_bad_lengths),
 		cmocka_unit_test(test_tiny_fragments),
+		cmocka_unit_test(test_v4_mapped),
+		cmocka_unit_test(test_l3_input),
 	};
 
 	return cmocka_run_group_tests_name("xrl parse evasion (BPF_PROG_TEST_RUN)", tests, setup, teardown);

@@ -125,10 +125,16 @@ int xrl_cmd_detach(struct xrl_ctx *ctx, int argc, char **argv)
 	if (xrl_detach(xrl_ctx_instance(ctx), argv[1], !ctx->all_instances, &pins_removed, why,
 		       sizeof(why)))
 		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
-	if (ctx->json)
-		xrl_json_print(ctx, json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
-					      "detached", xrl_json_text(argv[1]), "pins_removed", pins_removed));
-	else
+	if (why[0])
+		fprintf(stderr, "xrl: %s\n", why);   /* detached, the pins kept: why */
+	if (ctx->json) {
+		json_t *o = json_pack("{s:s,s:o,s:b}", "instance", ctx->instance,
+				      "detached", xrl_json_text(argv[1]), "pins_removed", pins_removed);
+
+		if (why[0])
+			json_object_set_new(o, "pins_kept_because", xrl_json_text(why));
+		xrl_json_print(ctx, o);
+	} else
 		printf("xrl: instance '%s' detached from %s%s\n", ctx->instance, argv[1],
 		       pins_removed ? "; no interface left, pins removed" : "");
 	return 0;
@@ -162,13 +168,33 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			      "attached", s->attached);
 		if (s->renamed)
 			json_object_set_new(o, "attached_as", xrl_json_text(rec->name));
+		/* another network namespace: which, and how to get there */
+		json_object_set_new(o, "netns", s->here ? json_null() : xrl_json_text(s->netns));
+		if (!s->here) {
+			json_object_set_new(o, "netns_reachable", json_boolean(s->reachable));
+			json_object_set_new(o, "netns_path",
+					    s->reachable ? xrl_json_text(s->netns_path) : json_null());
+		}
 		json_array_append_new(ifs, o);
-		if (human)
+		if (human) {
+			const char *gone = s->attached ? "" :
+					   s->here ? "  [NOT ATTACHED: interface or program gone]" :
+					   s->reachable ? "  [NOT ATTACHED there: interface or program gone]" :
+							  "  [NOT ATTACHED: its namespace and program are gone]";
+
 			printf("  interface %-15s %s mode, %s, program id %u%s%s%s%s\n", s->name,
 			       xrl_mode_name(rec->mode),
 			       rec->multiprog ? "in libxdp's dispatcher" : "attached alone (no dispatcher)",
 			       rec->prog_id, s->renamed ? " (attached as " : "", s->renamed ? rec->name : "",
-			       s->renamed ? ")" : "", s->attached ? "" : "  [NOT ATTACHED: interface or program gone]");
+			       s->renamed ? ")" : "", gone);
+			if (!s->here && s->reachable)
+				printf("    in network namespace %s, not this one: reach it with 'nsenter --net=%s xrl%s%s ...'\n",
+				       s->netns, s->netns_path, strcmp(name, "default") ? " --instance " : "",
+				       strcmp(name, "default") ? name : "");
+			else if (!s->here)
+				printf("    in network namespace %s, not this one, which xrl cannot find (no /run/netns name, no process in it)%s\n",
+				       s->netns, s->attached ? ": its program is still loaded" : "");
+		}
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", st.rules, "sources", (json_int_t)st.sources,

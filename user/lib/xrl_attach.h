@@ -3,7 +3,10 @@
  * Attach, detach, status: loading the XDP program with its maps pinned per
  * instance, and attaching it through libxdp (inside its multi-program
  * dispatcher when the kernel allows, alone otherwise). Interfaces are
- * recorded by ifindex, which a rename keeps. Prints nothing: a failure
+ * recorded by ifindex, which a rename keeps, with their network namespace
+ * (an ifindex means an interface only within one): from another namespace
+ * they are looked at there (setns(2), as root), never taken for this
+ * namespace's interface of the same ifindex. Prints nothing: a failure
  * returns -errno with what was wrong and what to do in the caller's buffer
  * (XRL_INSTANCE_ERRLEN is enough). The object needs -lxdp (LIBS_XRL).
  */
@@ -41,11 +44,16 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	       struct xrl_attach_result *r, char *err, size_t errlen);
 
 /*
- * Detach instance in from iface: the interface called iface now, or a
- * record made under that name whose interface is gone. The pins go with
- * the last interface (*pins_removed). name_instance: the operator named
- * the instance (--instance), so the hint of a renamed interface does too.
- * 0, or -errno with the reason in err.
+ * Detach instance in from iface: the interface called iface now in this
+ * network namespace, or a record made under that name whose interface is
+ * gone. A record of another namespace whose interface is still there (or
+ * whose program is still loaded when its namespace cannot be found) is
+ * refused, saying how to run detach there. The pins go with the last
+ * interface (*pins_removed), unless a program of the instance is still
+ * loaded (attached where no record says): then 0 with a note for the
+ * operator in err, the pins kept. name_instance: the operator named the
+ * instance (--instance), so the hint of a renamed interface does too.
+ * 0 (err empty, or a note), or -errno with the reason in err.
  */
 int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 	       bool *pins_removed, char *err, size_t errlen);
@@ -56,7 +64,13 @@ struct xrl_status_iface {
 	__u32 ifindex;
 	struct xrl_iface rec;        /* as recorded at attach: rec.name is the name attached as */
 	bool renamed;                /* its name now is not rec.name */
-	bool attached;               /* the program is attached there now */
+	bool attached;               /* the program is attached there now (elsewhere and not
+					reachable: its program is still loaded) */
+	/* the network namespace it is in (rec.netns_*) */
+	bool here;                   /* the caller's */
+	bool reachable;              /* the caller's, or another found and looked into */
+	char netns[128];             /* another: "NAME" (/run/netns/NAME), "of process PID (COMM)", "inode N" */
+	char netns_path[160];        /* another, reachable: what nsenter --net= takes to enter it */
 };
 
 /* What status reports of an instance. */
