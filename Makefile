@@ -104,9 +104,12 @@ $(LIBXRL_DAEMON): $(DAEMON_OBJS)
 # version call, so its version at build time. The stamp changes with them.
 XRL_VERSION    := $(shell $(if $(wildcard .git),git describe --tags --always --dirty 2>/dev/null ||) cat VERSION 2>/dev/null || echo unknown)
 LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null || echo unknown)
+# the package's version (0.1.0+gc63f3c9), what make deb names the package: xrl --version says both
+XRL_PKG_VERSION := $(shell scripts/mkdeb --version-of '$(XRL_VERSION)' 2>/dev/null || echo '$(XRL_VERSION)')
 $(BUILD)/version.stamp: FORCE | $(BUILD)
 	@echo '$(XRL_VERSION) $(LIBXDP_VERSION)' | cmp -s - $@ || echo '$(XRL_VERSION) $(LIBXDP_VERSION)' >$@
-$(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"'
+$(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_PKG_VERSION='"$(XRL_PKG_VERSION)"' \
+	-DXRL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"'
 $(BUILD)/xrl.o: $(BUILD)/version.stamp
 FORCE:
 
