@@ -103,7 +103,7 @@ first_back=$(jq -r "select(.source == \"$SLOW_SRC\" and .msg == \"back under lim
 n_lim=$(jq -c "select(.source == \"$SLOW_SRC\" and .msg == \"limited\")" "$log" | wc -l)
 if [ -n "$first_back" ]; then
 	tb=$(date -d "$first_back" +%s.%N)
-	check "\"back under limit\" after its drops stopped ($(xrlt_calc "$tb - $t_stop") s after the last frame)" \
+	check "\"back under limit\" after its drops stopped ($(xrlt_calc "$tb - $t_stop") s after its sender ended, 2 s after its last frame)" \
 		"$tb >= $t_stop && $tb - $t_stop <= $QUIET + 2.5"
 else
 	bad "no \"back under limit\" line for $SLOW_SRC after its drops stopped"
