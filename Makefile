@@ -96,9 +96,12 @@ $(LIBXRL_DAEMON): $(DAEMON_OBJS)
 # version call, so its version at build time. The stamp changes with them.
 XRL_VERSION    := $(shell $(if $(wildcard .git),git describe --tags --always --dirty 2>/dev/null ||) cat VERSION 2>/dev/null || echo unknown)
 LIBXDP_VERSION := $(shell pkg-config --modversion libxdp 2>/dev/null || echo unknown)
+# the package's version (0.1.0+gc63f3c9), what make deb names the package: xrl --version says both
+XRL_PKG_VERSION := $(shell scripts/mkdeb --version-of '$(XRL_VERSION)' 2>/dev/null || echo '$(XRL_VERSION)')
 $(BUILD)/version.stamp: FORCE | $(BUILD)
 	@echo '$(XRL_VERSION) $(LIBXDP_VERSION)' | cmp -s - $@ || echo '$(XRL_VERSION) $(LIBXDP_VERSION)' >$@
-$(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"'
+$(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_PKG_VERSION='"$(XRL_PKG_VERSION)"' \
+	-DXRL_LIBXDP_VERSION='"$(LIBXDP_VERSION)"'
 $(BUILD)/xrl.o: $(BUILD)/version.stamp
 FORCE:
 
@@ -210,8 +213,11 @@ define install-files
 	install -d -m 0755 $(1)$(2)/share/man/man8
 	gzip -9n <docs/xrl.8 >$(1)$(2)/share/man/man8/xrl.8.gz && chmod 0644 $(1)$(2)/share/man/man8/xrl.8.gz
 	install -D -m 0644 $(BUILD)/xrl.bash $(1)$(2)/share/bash-completion/completions/xrl
-	install -d -m 0755 $(1)$(3)
-	sed 's|/usr/local/sbin/xrl|$(2)/sbin/xrl|g' scripts/systemd/xrl@.service >$(1)$(3)/xrl@.service && chmod 0644 $(1)$(3)/xrl@.service
+	install -d -m 0755 $(1)$(3) $(1)$(2)/lib/xrl $(1)$(2)/share/doc/xrl/examples
+	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl@.service >$(1)$(3)/xrl@.service && chmod 0644 $(1)$(3)/xrl@.service
+	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl-unit-start >$(1)$(2)/lib/xrl/xrl-unit-start && chmod 0755 $(1)$(2)/lib/xrl/xrl-unit-start
+	install -m 0644 scripts/deb/copyright $(1)$(2)/share/doc/xrl/copyright
+	install -m 0644 scripts/etc/xrl-NAME.default $(1)$(2)/share/doc/xrl/examples/xrl-NAME.default
 	[ -e $(1)/etc/xrl/rules ] || install -D -m 0644 scripts/etc/rules $(1)/etc/xrl/rules
 endef
 UNITDIR ?= /etc/systemd/system

@@ -10,12 +10,14 @@ set -e
 # getconf (libc-bin), awk (mawk), mount, sed, grep, cmp (diffutils), the coreutils;
 # test_harden_ctl runs rule changes under strace (its fault injection); make deb
 # uses dpkg-deb (dpkg) and readelf (binutils); the e2e tests' frame senders
-# and bench_newconn's listener are Python scripts run by /usr/bin/python3.
+# and bench_newconn's listener are Python scripts run by /usr/bin/python3;
+# test_unit checks the systemd unit with systemd-analyze (systemd) and
+# test_deb its changelog with dpkg-parsechangelog (dpkg-dev).
 PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev
 libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
 git gzip mawk coreutils libc-bin mount sed grep diffutils
-strace dpkg binutils python3"
+strace dpkg binutils python3 systemd dpkg-dev"
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;

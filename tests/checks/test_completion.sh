@@ -66,6 +66,17 @@ expect "udp" xrl rule add 10.0.0.0/8 --rate 5 --proto u
 expect "del list" xrl block ""                     # block list | del
 expect "--shadow" xrl rule add 10.0.0.0/8 --rate 5 --sh
 expect "" xrl rule add 10.0.0.0/8 --rate 5 --block ""   # a duration: nothing offered
+expect "fixed-window sliding-log sliding-window token-bucket" xrl rule add 10.0.0.0/8 --rate 5 --algo ""   # an enum's choices, not file names
+expect "sliding-log sliding-window" xrl rule add 10.0.0.0/8 --rate 5 --algo sl
+expect "add del list load save" xrl help rule ""   # xrl help CMD SUB
+expect "options" xrl help op
+# --instance: the instances pinned now (the directories of the pin root)
+mkdir -p "$tmp/pins/edge" "$tmp/pins/edge2" "$tmp/pins/core"
+export XRL_PIN_ROOT=$tmp/pins
+expect "edge edge2" xrl --instance ed
+expect "core edge edge2" xrl --instance ""
+expect "core" xrl daemon --instance c
+unset XRL_PIN_ROOT
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

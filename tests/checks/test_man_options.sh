@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The man page's option lists against the option tables: every option of a
 # table (global options, rule words, the options of attach, stats, top and
-# daemon; `xrl help options` prints the tables) is documented in docs/xrl.8,
+# daemon: the tables of the command table's rows, `xrl help option-table`
+# prints them) is documented in docs/xrl.8,
 # and the man page documents no option that the tables do not have. The
 # lists read from the man page are the tags (.TP) of GLOBAL OPTIONS and of
 # RULES' Actions, Limit options and Match fields, and for a command the
@@ -50,7 +51,7 @@ table_opts() {
 # compare MANFILE DUMP: prints what differs (one line); true when nothing does
 compare() {
 	local man=$1 dump=$2 diffs=0 m t
-	for what in global rule attach stats top daemon; do
+	for what in $tables; do
 		case $what in
 		global) man_opts "$man" "GLOBAL OPTIONS" >"$tmp/m" ;;
 		rule) man_opts "$man" RULES Actions "Limit options" "Match fields" >"$tmp/m" ;;
@@ -67,8 +68,10 @@ compare() {
 }
 
 [ -x "$XRL" ] || { bad "no xrl at $XRL (make build/xrl)"; echo "$pass passed, $fail failed"; exit 1; }
-"$XRL" help options >"$tmp/dump" 2>&1 || bad "xrl help options failed: $(head -3 "$tmp/dump")"
-for t in global rule attach stats top daemon; do
+"$XRL" help option-table >"$tmp/dump" 2>&1 || bad "xrl help option-table failed: $(head -3 "$tmp/dump")"
+# the tables as the command table has them (a new command's table is checked without more)
+tables=$(cut -f1 "$tmp/dump" | awk '!seen[$0]++')
+for t in $tables; do
 	n=$(table_opts "$tmp/dump" "$t" | wc -l)
 	[ "$n" -ge 3 ] && ok "xrl help options: the $t table has $n option forms" ||
 		bad "xrl help options: the $t table has $n option forms: $(head -3 "$tmp/dump")"
@@ -113,6 +116,48 @@ out=$(compare "$tmp/man5" "$tmp/dump") && bad "a man page without the daemon's -
 awk -F'\t' -v OFS='\t' '$1 == "top" && $4 == "--interval" { $3 = "-" } 1' "$tmp/dump" >"$tmp/dump6"
 out=$(compare "$MAN" "$tmp/dump6") && bad "a top table without -d passed" ||
 	{ [[ $out == *"top options in the man page, not in the table: -d"* ]] && ok "refused: -d dropped from the top table alone ($out)" || bad "-d dropped from the top table: $out"; }
+
+# Every command and subcommand of the command table (`xrl help commands`) has
+# its SYNOPSIS entry (.SY "xrl PATH") naming each of its options (MATCH's
+# options count for the rule words), and its heading under COMMANDS (.SS PATH)
+# synopsis MANFILE PATH: the text of its .SY entries, escapes removed
+synopsis() {
+	awk -v p="xrl $2" '/^\.SH / { in_s = ($2 == "SYNOPSIS") } in_s && /^\.SY/ { t = substr($0, 5); gsub(/"/, "", t); on = (t == p); found += on; next }
+		in_s && /^\.YS/ { on = 0 } in_s && on { e = e $0 "\n" } in_s && /^where/ { w = 1 } in_s && w { m = m $0 "\n" }
+		END { if (found) printf "%s%s", e, m }' "$1" | sed 's/\\-/-/g'
+}
+# check_synopsis MANFILE: what lacks (one line), true when nothing does
+check_synopsis() {
+	local man=$1 miss=() path usage o sh
+	while IFS=$'\t' read -r path usage; do
+		[[ $usage == *SUBCOMMAND* ]] && continue
+		synopsis "$man" "$path" >"$tmp/syn"
+		grep -q . "$tmp/syn" || { miss+=("no SYNOPSIS entry for xrl $path"); continue; }
+		for o in $(grep -oE -- '--[a-z][a-z-]*' <<<"$usage" | sort -u); do
+			# its long form, or its short one ("-n|--count": -n)
+			sh=$(grep -oE -- "-[a-zA-Z]\|$o( |\]|\$)" <<<"$usage" | cut -c1-2)
+			grep -qE -- "(^|[^a-z-])$o([^a-z-]|\$)" "$tmp/syn" ||
+				{ [ -n "$sh" ] && grep -qE -- "(^|[^a-z-])$sh([^a-z-]|\$)" "$tmp/syn"; } ||
+				miss+=("SYNOPSIS of xrl $path lacks $o")
+		done
+		grep -qxF ".SS $path" <(sed -n '/^\.SH COMMANDS/,/^\.SH RULES/p' "$man" | sed 's/ \\f.*//; s/ \[.*//') ||
+			miss+=("no .SS $path under COMMANDS")
+	done <"$tmp/cmds"
+	[ ${#miss[@]} = 0 ] || { printf '%s; ' "${miss[@]}"; return 1; }
+}
+"$XRL" help commands >"$tmp/cmds" 2>&1 || bad "xrl help commands failed: $(head -3 "$tmp/cmds")"
+if out=$(check_synopsis "$MAN"); then
+	ok "SYNOPSIS and COMMANDS: each of the $(wc -l <"$tmp/cmds") commands of the table, with every option of its usage"
+else
+	bad "docs/xrl.8 against the command table: $out"
+fi
+# one side alone: --global dropped from the SYNOPSIS, a command the page lacks
+sed '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/ { /^\.RB \[ \\-\\-global \]$/d }' "$MAN" >"$tmp/man7"
+out=$(check_synopsis "$tmp/man7") && bad "a SYNOPSIS without --global passed" ||
+	{ [[ $out == *"SYNOPSIS of xrl rule add lacks --global"* ]] && ok "refused: --global dropped from the SYNOPSIS ($out)" || bad "--global dropped: $out"; }
+printf 'frob\txrl frob [--frobnicate]\n' >>"$tmp/cmds"
+out=$(check_synopsis "$MAN") && bad "a command the page lacks passed" ||
+	{ [[ $out == *"no SYNOPSIS entry for xrl frob"* ]] && ok "refused: a command of the table the page lacks ($out)" || bad "xrl frob: $out"; }
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

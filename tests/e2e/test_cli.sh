@@ -1130,18 +1130,21 @@ grep -q 'too long' "$XRLT_TMP/e" && bad "a NUL mid-file is reported as a long li
 # a directory is not an empty rule file (it used to load as one and empty the rule set)
 refuse 1 "cannot read $XRLT_TMP|Is a directory" "$A" rule load "$XRLT_TMP"
 
-# --version and -V: the version, and the libraries at run time (libbpf) and build time (libxdp)
+# --version and -V: the package's version, the git describe it was built from, and the
+# libraries at run time (libbpf) and build time (libxdp)
 xr "$A" --version
 why=()
 [ "$RC" = 0 ] || why+=("exit $RC")
-[ "$(wc -l <"$XRLT_TMP/o")" = 2 ] || why+=("$(wc -l <"$XRLT_TMP/o") lines")
+[ "$(wc -l <"$XRLT_TMP/o")" = 3 ] || why+=("$(wc -l <"$XRLT_TMP/o") lines")
 head -1 "$XRLT_TMP/o" | grep -qE '^xrl [0-9a-zA-Z][^ ]*$' || why+=("first line '$(head -1 "$XRLT_TMP/o")'")
-sed -n 2p "$XRLT_TMP/o" | grep -qE '^libbpf [0-9]+\.[0-9]+ \(built with [0-9]+\.[0-9]+\), libxdp [0-9.]+ \(at build time\)$' ||
-	why+=("second line '$(sed -n 2p "$XRLT_TMP/o")'")
+sed -n 2p "$XRLT_TMP/o" | grep -qE '^built from [0-9a-zA-Z][^ ]*$' || why+=("second line '$(sed -n 2p "$XRLT_TMP/o")'")
+sed -n 3p "$XRLT_TMP/o" | grep -qE '^libbpf [0-9]+\.[0-9]+ \(built with [0-9]+\.[0-9]+\), libxdp [0-9.]+ \(at build time\)$' ||
+	why+=("third line '$(sed -n 3p "$XRLT_TMP/o")'")
 "$XRL" -V | cmp -s - "$XRLT_TMP/o" || why+=("-V prints something else")
-verdict "--version / -V: $(head -1 "$XRLT_TMP/o"); $(sed -n 2p "$XRLT_TMP/o")" "${why[@]}"
+verdict "--version / -V: $(head -1 "$XRLT_TMP/o"); $(sed -n 2p "$XRLT_TMP/o"); $(sed -n 3p "$XRLT_TMP/o")" "${why[@]}"
 v=$("$XRL" --json -V >"$XRLT_TMP/o"; strict_json "$XRLT_TMP/o")
-printf '%s' "$v" | jq -e --arg l "$(head -1 <("$XRL" -V))" '"xrl " + .version == $l and (.libbpf | test("^[0-9]+\\.[0-9]+$"))' >/dev/null 2>&1 &&
+printf '%s' "$v" | jq -e --arg l "$(head -1 <("$XRL" -V))" --arg g "$(sed -n 's/^built from //p' <("$XRL" -V))" \
+	'"xrl " + .version == $l and .git == $g and (.libbpf | test("^[0-9]+\\.[0-9]+$"))' >/dev/null 2>&1 &&
 	ok "--json -V: $v" || bad "--json -V: $v"
 
 # ================================================================ 7. detach

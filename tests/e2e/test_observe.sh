@@ -167,8 +167,10 @@ printf '        %s sources tracked; %d top-source series; %d "limited" lines in 
 	"$sources" "$ntop" $((after - before)) "$secs"
 check "tens of thousands of sources tracked ($sources)" "$sources > 30000"
 check "at most --metrics-top $TOPK top-source series ($ntop)" "$ntop <= $TOPK && $ntop >= 1"
-check "limit events bounded in the kernel: <= 100/s + 100 ($((after - before)) in $secs s)" \
-	"$after - $before <= 100 * $secs + 100 && $after - $before >= 50"
+# the kernel bounds the events (100/s); the daemon logs at most 20 lines per rule in 10 s
+# (the flood may straddle two of its windows) and sums up the rest
+check "limited lines bounded: <= 2 x 20 for the flood's rule ($((after - before)) in $secs s)" \
+	"$after - $before <= 40 && $after - $before >= 1"
 promtool check metrics <"$XRLT_TMP/metrics2" >/dev/null 2>&1 && ok "promtool still passes" || bad "promtool fails after the random flood"
 
 kill -0 "$DAEMON" 2>/dev/null && ok "the daemon is still running" || bad "the daemon died: $(tail -3 "$XRLT_TMP/daemon.log")"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The Debian package (make deb): its control data, then installed for real
-# with apt-get, checked (binary, man page, completion, units, conffile), and
-# removed and purged, leaving nothing of it. Changes the system while it
-# runs; refuses to start when a package xrl is installed already.
+# with apt-get, checked (binary, version, man page, completion, units,
+# conffile, /usr/share/doc: copyright, changelog, the unit's example
+# settings), removed with an instance attached (detached, and said so), and
+# purged, leaving nothing of it. Changes the system while it runs; refuses
+# to start when a package xrl is installed already, or when an xrl instance
+# is attached (removing the package detaches every instance).
 #   bash tests/pkg/test_deb.sh build/xrl_VERSION_ARCH.deb   (as root)
 # Last line: "N passed, M failed".
 set -u
@@ -17,6 +20,10 @@ deb=${1:-}
 [ "$(id -u)" = 0 ] || { bad "run as root: the test installs the package"; end; }
 if dpkg-query -W -f='${Status}' xrl 2>/dev/null | grep -qv "not-installed"; then
 	bad "a package xrl is installed already ($(dpkg-query -W -f='${Version} ${Status}' xrl)): not touching it"
+	end
+fi
+if [ -n "$(ls /sys/fs/bpf/xrl 2>/dev/null)" ]; then
+	bad "xrl instances are attached ($(ls /sys/fs/bpf/xrl | paste -sd' ' -)): removing the package would detach them"
 	end
 fi
 deb=$(readlink -f "$deb")
@@ -63,9 +70,27 @@ fi
 dpkg-query -W -f='${Status}' xrl | grep -q "install ok installed" && ok "dpkg: xrl install ok installed" ||
 	bad "dpkg status: $(dpkg-query -W -f='${Status}' xrl)"
 dpkg -L xrl >"$tmp/list"
-out=$(/usr/sbin/xrl --version 2>&1) && want=$("$repo/scripts/mkdeb" --version-of "$(sed -n '1s/^xrl //p' <<<"$out")") &&
-	[ "$want" = "$version" ] && ok "xrl --version: '${out%%$'\n'*}' (package version $version)" ||
+# xrl --version: the package's version, then the git describe it was built from
+out=$(/usr/sbin/xrl --version 2>&1) && [ "${out%%$'\n'*}" = "xrl $version" ] &&
+	want=$("$repo/scripts/mkdeb" --version-of "$(sed -n 's/^built from //p' <<<"$out")") && [ "$want" = "$version" ] &&
+	ok "xrl --version: '$(head -2 <<<"$out" | paste -sd'|')' (package version $version)" ||
 	bad "xrl --version: '$out' does not give the package version $version"
+# /usr/share/doc/xrl: copyright (machine-readable) and the changelog of this version
+doc=/usr/share/doc/xrl
+grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' $doc/copyright 2>/dev/null &&
+	grep -q '^License: GPL-2.0 or BSD-2-Clause' $doc/copyright && ok "$doc/copyright: DEP-5, GPL-2.0 or BSD-2-Clause" ||
+	bad "$doc/copyright: $(head -3 $doc/copyright 2>&1)"
+zcat $doc/changelog.gz >"$tmp/changelog" 2>&1 && [ "$(dpkg-parsechangelog -l "$tmp/changelog" -S Version 2>&1)" = "$version" ] &&
+	ok "$doc/changelog.gz: dpkg-parsechangelog reads version $version" ||
+	bad "$doc/changelog.gz: $(head -3 "$tmp/changelog")"
+[ -f $doc/examples/xrl-NAME.default ] && ok "$doc/examples/xrl-NAME.default: the unit's settings, commented" ||
+	bad "no $doc/examples/xrl-NAME.default"
+[ "$(dpkg-deb -f "$deb" Recommends)" = bash-completion ] && ok "Recommends: bash-completion" ||
+	bad "Recommends: '$(dpkg-deb -f "$deb" Recommends)'"
+grep -q '^xrl=${XRL:-/usr/sbin/xrl}' /usr/lib/xrl/xrl-unit-start && [ -x /usr/lib/xrl/xrl-unit-start ] &&
+	grep -q '^ExecStartPre=+/usr/lib/xrl/xrl-unit-start %i' /lib/systemd/system/xrl@.service &&
+	ok "the unit's ExecStartPre /usr/lib/xrl/xrl-unit-start runs /usr/sbin/xrl" ||
+	bad "/usr/lib/xrl/xrl-unit-start: $(grep -n 'xrl=' /usr/lib/xrl/xrl-unit-start 2>&1)"
 man -P cat xrl 2>/dev/null | grep -q "rate limiter" && ok "man xrl renders the page (NAME: $(man -P cat xrl 2>/dev/null | grep -m1 'rate limiter' | sed 's/^ *//'))" ||
 	bad "man xrl does not render: $(man -w xrl 2>&1)"
 comp=/usr/share/bash-completion/completions/xrl
@@ -81,12 +106,28 @@ for f in /usr/sbin/xrl /usr/share/man/man8/xrl.8.gz "$comp" "$unit" /etc/xrl/rul
 done
 # the files of make install are the package's files (one list, the Makefile's install-files)
 [ -x "$repo/build/xrl" ] && make -s -C "$repo" install DESTDIR="$tmp/inst" PREFIX=/usr UNITDIR=/lib/systemd/system >/dev/null 2>&1 &&
-	diff <(cd "$tmp/inst" && find . -type f | sed 's|^\.||' | sort) <(cd "$tmp/x" && find . -type f | sed 's|^\.||' | sort) >"$tmp/d" &&
-	ok "make install DESTDIR=... PREFIX=/usr installs the package's files" || bad "make install and the package differ: $(head -5 "$tmp/d")"
+	diff <(cd "$tmp/inst" && find . -type f | sed 's|^\.||' | sort) \
+		<(cd "$tmp/x" && find . -type f | sed 's|^\.||' | grep -vx /usr/share/doc/xrl/changelog.gz | sort) >"$tmp/d" &&
+	ok "make install DESTDIR=... PREFIX=/usr installs the package's files (but the changelog of the package)" || bad "make install and the package differ: $(head -5 "$tmp/d")"
 
-echo "-- apt-get remove, then purge"
+echo "-- apt-get remove with an instance attached: its program is detached, and said so"
+inst=pkgt$$ vif=xrlpkg$$
+ip link add "$vif" type veth peer name "${vif}p" && ip link set "$vif" up && ip link set "${vif}p" up ||
+	bad "cannot make the veth pair $vif"
+/usr/sbin/xrl --instance "$inst" attach "$vif" >"$tmp/att" 2>&1 || bad "xrl attach $vif: $(cat "$tmp/att")"
+prog=$(ip -o link show dev "$vif" | grep -o 'prog/xdp id [0-9]*')
 echo "# edited by the test" >>/etc/xrl/rules
-apt-get remove -y -qq xrl >"$tmp/apt" 2>&1 && ok "apt-get remove xrl" || bad "apt-get remove failed: $(tail -3 "$tmp/apt")"
+apt-get remove -y -q xrl >"$tmp/apt" 2>&1 && ok "apt-get remove xrl" || bad "apt-get remove failed: $(tail -3 "$tmp/apt")"
+if [ -n "$prog" ] && ! ip -o link show dev "$vif" | grep -q 'prog/xdp' && [ ! -e "/sys/fs/bpf/xrl/$inst" ] &&
+	grep -q "detaching instance $inst from $vif" "$tmp/apt"; then
+	ok "remove with instance $inst attached to $vif ($prog): detached, pins gone, '$(grep -m1 "detaching instance $inst" "$tmp/apt")'"
+else
+	bad "remove with an instance attached: $(ip -o link show dev "$vif" | grep -o 'prog/xdp.*' | head -c 80); $(ls "/sys/fs/bpf/xrl/$inst" 2>&1 | head -2); $(grep -i xrl "$tmp/apt" | head -3)"
+fi
+ip link show dev "$vif" 2>/dev/null | grep -q 'prog/xdp' && ip link set dev "$vif" xdp off
+ip link del "$vif" 2>/dev/null
+
+echo "-- after remove, purge"
 [ ! -e /usr/sbin/xrl ] && [ -f /etc/xrl/rules ] && dpkg-query -W -f='${Status}' xrl | grep -q config-files &&
 	ok "after remove: binary gone, the edited conffile /etc/xrl/rules kept (config-files)" ||
 	bad "after remove: $(ls -l /usr/sbin/xrl /etc/xrl/rules 2>&1 | tr '\n' ' ') $(dpkg-query -W -f='${Status}' xrl 2>&1)"

@@ -94,7 +94,7 @@ static const struct xrl_opt global_opt_rows[GO_N] = {
 	[GO_PRETTY] = { "pretty", 'p', NULL, xrl_opt_flag, GO(pretty), .modes = 1,
 			.help = "print JSON indented (implies --json)" },
 	[GO_HELP] = { "help", 'h', NULL, xrl_opt_flag, GO(help), .modes = 1,
-		      .help = "print the usage summary" },
+		      .help = "print the usage; after a command: its options, values and examples" },
 	[GO_VERSION] = { "version", 'V', NULL, xrl_opt_flag, GO(version), .modes = 1,
 			 .help = "print the version of xrl and of the libraries it runs on" },
 };
@@ -111,16 +111,54 @@ static const struct xrl_opt_table global_opts = {
 
 static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv);
 
+/*
+ * The commands: one row each gives the dispatch, the usage, `xrl help CMD
+ * [SUB]` and CMD --help (xrl_help.c), the bash completion and the list the
+ * man page's checks read (`xrl help commands`). Subcommands are rows of
+ * their own table (xrl_rule_cmds, xrl_block_cmds).
+ */
 static const struct xrl_cmd commands[] = {
-	{ .name = "attach", .fn = xrl_cmd_attach, .args = "IFACE", .opts = &xrl_attach_opts },
-	{ .name = "detach", .fn = xrl_cmd_detach, .args = "IFACE" },
-	{ .name = "status", .fn = xrl_cmd_status, .args = "" },
-	{ .name = "rule", .fn = xrl_cmd_rule, .args = NULL, .sub = &xrl_rule_cmds },
-	{ .name = "stats", .fn = xrl_cmd_stats, .args = "", .opts = &xrl_stats_opts },
-	{ .name = "top", .fn = xrl_cmd_top, .args = "", .opts = &xrl_top_opts },
-	{ .name = "block", .fn = xrl_cmd_block, .args = NULL, .sub = &xrl_block_cmds },
-	{ .name = "daemon", .fn = xrl_cmd_daemon, .args = "", .opts = &xrl_daemon_opts },
-	{ .name = "help", .fn = cmd_help, .args = "[options]" },
+	{ .name = "attach", .fn = xrl_cmd_attach, .args = "IFACE", .opts = &xrl_attach_opts,
+	  .summary = "Load the XDP program on IFACE with the instance's maps (made and pinned "
+		     "on first use; another interface shares them) and start limiting with the "
+		     "instance's rules.",
+	  .example = "xrl attach eth0\n"
+		     "xrl --instance edge attach eth1 --mode native --max-sources 4194304" },
+	{ .name = "detach", .fn = xrl_cmd_detach, .args = "IFACE",
+	  .summary = "Remove the XDP program from IFACE; with the instance's last interface, "
+		     "remove its pinned maps and rules too.",
+	  .example = "xrl detach eth0" },
+	{ .name = "status", .fn = xrl_cmd_status, .args = "",
+	  .summary = "Show each instance: its interfaces with their attach modes, its rules, "
+		     "the sources tracked out of its capacity.",
+	  .example = "xrl status\nxrl --instance edge --json status" },
+	{ .name = "rule", .fn = xrl_cmd_rule, .args = NULL, .sub = &xrl_rule_cmds,
+	  .summary = "Add, delete, list, load and save the rules that choose a source's limit "
+		     "by CIDR prefix (the longest matching prefix wins).",
+	  .example = "xrl rule add 203.0.113.0/24 --rate 100/s --burst 200\n"
+		     "xrl rule list" },
+	{ .name = "stats", .fn = xrl_cmd_stats, .args = "", .opts = &xrl_stats_opts,
+	  .summary = "Show the counters per rule and reason (passed, dropped, why), or a live "
+		     "view of their rates with --watch.",
+	  .example = "xrl stats\nxrl stats --watch -d 0.5" },
+	{ .name = "top", .fn = xrl_cmd_top, .args = "", .opts = &xrl_top_opts,
+	  .summary = "Show the sources that are dropped the most, with their rule and state, "
+		     "and what kind of flood each rule faces; --watch redraws it live.",
+	  .example = "xrl top -n 20\nxrl top --watch" },
+	{ .name = "block", .fn = xrl_cmd_block, .args = NULL, .sub = &xrl_block_cmds,
+	  .summary = "List and lift the blocks of --block rules (sources dropped entirely for "
+		     "a time after going over their limit).",
+	  .example = "xrl block list\nxrl block del 198.51.100.7" },
+	{ .name = "daemon", .fn = xrl_cmd_daemon, .args = "", .opts = &xrl_daemon_opts,
+	  .summary = "Run in the foreground: log limited sources, serve Prometheus metrics, "
+		     "reload --rules on SIGHUP, and share --global rules' budgets across hosts "
+		     "through Redis.",
+	  .example = "xrl daemon --rules /etc/xrl/rules --metrics\n"
+		     "xrl daemon --redis redis://10.0.0.5:6379 --metrics 0.0.0.0:9464" },
+	{ .name = "help", .fn = cmd_help, .args = "[COMMAND [SUBCOMMAND] | options]",
+	  .summary = "Show the usage of every command, or one command's usage, options, value "
+		     "syntax and examples; 'options' lists every command's options.",
+	  .example = "xrl help rule add\nxrl help options" },
 };
 
 static const struct xrl_cmd_table command_table = {
@@ -145,7 +183,8 @@ static void usage(FILE *f)
 	xrl_opts_usage(&global_opts, 0, u, sizeof(u));
 	fprintf(f, "usage: xrl %s COMMAND ...\n", u);
 	xrl_cmd_usage(f, &command_table, "  ", 92);
-	fputs("See xrl(8); 'xrl help options' lists every option, one a line.\n", f);
+	fputs("'xrl help COMMAND [SUBCOMMAND]' or 'xrl COMMAND [SUBCOMMAND] --help': its options,\n"
+	      "values and examples; 'xrl help options': every option. See xrl(8).\n", f);
 }
 
 /* ---------------------------------------------------------------- bash completion */
@@ -175,10 +214,15 @@ static void completion_opts(FILE *f, const char *level, const struct xrl_opt_tab
 		fprintf(f, "_xrl_arg[\"%s --%s\"]=1\n", level, o->name);
 		if (o->short_name)
 			fprintf(f, "_xrl_arg[\"%s -%c\"]=1\n", level, o->short_name);
-		if (strchr(o->arg, '|')) {   /* "auto|native|generic": the choices */
+		if (!strcmp(o->name, "instance")) {   /* the instances pinned now */
+			fprintf(f, "_xrl_inst[\"%s --%s\"]=1\n", level, o->name);
+			continue;
+		}
+		/* "auto|native|generic", or ALGO whose parser takes one of o->what: the choices */
+		if (strchr(o->arg, '|') || (o->parse == xrl_opt_enum && o->what && strchr(o->what, '|'))) {
 			char choices[256], *p;
 
-			snprintf(choices, sizeof(choices), "%s", o->arg);
+			snprintf(choices, sizeof(choices), "%s", strchr(o->arg, '|') ? o->arg : o->what);
 			for (p = choices; (p = strchr(p, '|')); )
 				*p = ' ';
 			fprintf(f, "_xrl_choice[\"%s --%s\"]=\"%s\"\n", level, o->name, choices);
@@ -209,14 +253,36 @@ static void completion_cmds(FILE *f, const char *level, const struct xrl_cmd_tab
 	}
 }
 
+/* xrl help WORD [SUB]: the commands and "options", then a command's subcommands */
+static void completion_help(FILE *f)
+{
+	int i, j;
+
+	fputs("_xrl_sub[help]=\"", f);
+	for (i = 0; i < command_table.n; i++)
+		fprintf(f, "%s ", command_table.cmds[i].name);
+	fputs("options\"\n", f);
+	for (i = 0; i < command_table.n; i++) {
+		const struct xrl_cmd *c = &command_table.cmds[i];
+
+		if (!c->sub)
+			continue;
+		fprintf(f, "_xrl_sub[help_%s]=\"", c->name);
+		for (j = 0; j < c->sub->n; j++)
+			fprintf(f, "%s%s", j ? " " : "", c->sub->cmds[j].name);
+		fputs("\"\n", f);
+	}
+}
+
 /* `xrl help completion`: a bash completion script made from the tables (make writes build/xrl.bash) */
 static void completion(FILE *f)
 {
 	fputs("# bash completion for xrl(8), made by 'xrl help completion' from xrl's option and\n"
 	      "# command tables: commands, subcommands, options and their fixed choices.\n"
-	      "declare -gA _xrl_sub=() _xrl_opts=() _xrl_arg=() _xrl_choice=()\n", f);
+	      "declare -gA _xrl_sub=() _xrl_opts=() _xrl_arg=() _xrl_choice=() _xrl_inst=()\n", f);
 	completion_opts(f, "_", &global_opts, 0);
 	completion_cmds(f, "_", &command_table);
+	completion_help(f);
 	fputs("_xrl() {\n"
 	      "\tlocal cur=${COMP_WORDS[COMP_CWORD]} level=_ w i skip=0 prev=\n"
 	      "\tCOMPREPLY=()\n"
@@ -235,6 +301,10 @@ static void completion(FILE *f)
 	      "\t\tesac\n"
 	      "\tdone\n"
 	      "\tif ((skip)); then   # the value of $prev\n"
+	      "\t\tif [ -n \"${_xrl_inst[\"$level $prev\"]:-}\" ]; then   # the instances pinned now\n"
+	      "\t\t\tCOMPREPLY=($(compgen -W \"$(ls \"${XRL_PIN_ROOT:-" XRL_PIN_ROOT "}\" 2>/dev/null)\" -- \"$cur\"))\n"
+	      "\t\t\treturn 0\n"
+	      "\t\tfi\n"
 	      "\t\t[ -n \"${_xrl_choice[\"$level $prev\"]:-}\" ] &&\n"
 	      "\t\t\tCOMPREPLY=($(compgen -W \"${_xrl_choice[\"$level $prev\"]}\" -- \"$cur\"))\n"
 	      "\t\treturn 0\n"
@@ -249,29 +319,139 @@ static void completion(FILE *f)
 	      "complete -o bashdefault -o default -F _xrl xrl\n", f);
 }
 
-/* xrl help: the usage; xrl help options: the option tables, one option a line */
+/* `xrl help commands` (for the checks): one line per command and subcommand, "PATH<TAB>USAGE" */
+static void list_commands(FILE *f, const struct xrl_cmd_table *t)
+{
+	char u[1024];
+	int i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_cmd *c = &t->cmds[i];
+
+		const char *pre = t->path[3] ? t->path + 4 : "";   /* "xrl rule" -> "rule" */
+
+		if (c->sub) {
+			fprintf(f, "%s%s%s\t%s %s SUBCOMMAND ...\n", pre, pre[0] ? " " : "", c->name,
+				t->path, c->name);
+			list_commands(f, c->sub);
+			continue;
+		}
+		xrl_cmd_usage_line(t, c, u, sizeof(u));
+		fprintf(f, "%s%s%s\t%s\n", pre, pre[0] ? " " : "", c->name, u);
+	}
+}
+
+/* `xrl help option-table` (for the checks): each option table once, one option a line */
+static void dump_tables(FILE *f, const struct xrl_cmd_table *t, const struct xrl_opt_table **done,
+			int *ndone)
+{
+	int i, j;
+
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_cmd *c = &t->cmds[i];
+
+		if (c->sub) {
+			dump_tables(f, c->sub, done, ndone);
+			continue;
+		}
+		if (!c->opts)
+			continue;
+		for (j = 0; j < *ndone && done[j] != c->opts; j++)
+			;
+		if (j < *ndone || *ndone == 16)
+			continue;
+		done[(*ndone)++] = c->opts;
+		xrl_opts_dump(f, c->opts);
+	}
+}
+
+/* CMD [SUB] of argv (argv[0] is the first): its table and row, or NULL with the error reported */
+static const struct xrl_cmd *find_command(struct xrl_ctx *ctx, int argc, char **argv,
+					  const struct xrl_cmd_table **table)
+{
+	const struct xrl_cmd *c = xrl_cmd_find(&command_table, argv[0]), *s;
+	char list[256];
+
+	*table = &command_table;
+	if (!c) {
+		xrl_cmd_names(&command_table, ", ", " or ", list, sizeof(list));
+		xrl_error(ctx, XRL_EXIT_USAGE, "unknown command '%s': expected %s", argv[0], list);
+		return NULL;
+	}
+	if (argc < 2 || !c->sub)
+		return c;
+	s = xrl_cmd_find(c->sub, argv[1]);
+	if (!s) {
+		xrl_cmd_names(c->sub, ", ", " or ", list, sizeof(list));
+		xrl_error(ctx, XRL_EXIT_USAGE, "unknown subcommand '%s %s': expected %s", argv[0],
+			  argv[1], list);
+		return NULL;
+	}
+	*table = c->sub;
+	return s;
+}
+
+/*
+ * xrl help: the usage; xrl help CMD [SUB]: that command's help; xrl help
+ * options: every command's options. Not in the usage, for make and the
+ * checks: completion, commands, option-table.
+ */
 static int cmd_help(struct xrl_ctx *ctx, int argc, char **argv)
 {
-	(void)ctx;
+	const struct xrl_cmd_table *t;
+	const struct xrl_cmd *c;
+
 	if (argc == 2 && !strcmp(argv[1], "options")) {
-		xrl_opts_dump(stdout, &global_opts);
-		xrl_opts_dump(stdout, &xrl_rule_opts);
-		xrl_opts_dump(stdout, &xrl_attach_opts);
-		xrl_opts_dump(stdout, &xrl_stats_opts);
-		xrl_opts_dump(stdout, &xrl_top_opts);
-		xrl_opts_dump(stdout, &xrl_daemon_opts);
+		xrl_help_options(stdout, &command_table, &global_opts);
 		return 0;
 	}
-	if (argc == 2 && !strcmp(argv[1], "completion")) {   /* not in the usage: for make */
+	if (argc == 2 && !strcmp(argv[1], "option-table")) {
+		const struct xrl_opt_table *done[16];
+		int ndone = 0;
+
+		xrl_opts_dump(stdout, &global_opts);
+		dump_tables(stdout, &command_table, done, &ndone);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "commands")) {
+		list_commands(stdout, &command_table);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "completion")) {
 		completion(stdout);
 		return 0;
 	}
-	usage(stdout);
+	if (argc == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 3)
+		return xrl_usage_error(ctx, "help");
+	if (!(c = find_command(ctx, argc - 1, argv + 1, &t)))
+		return XRL_EXIT_USAGE;
+	if (argc == 3 && t == &command_table)   /* a second word after a command without subcommands */
+		return xrl_error(ctx, XRL_EXIT_USAGE, "'%s' has no subcommands (see xrl help %s)",
+				 argv[1], argv[1]);
+	xrl_help_command(stdout, t, c);
 	return 0;
+}
+
+/* CMD [SUB] ... --help (or -h) before any "--": the command's help instead of running it */
+static bool help_requested(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
 }
 
 #ifndef XRL_VERSION
 #define XRL_VERSION "unknown"
+#endif
+#ifndef XRL_PKG_VERSION
+#define XRL_PKG_VERSION XRL_VERSION
 #endif
 #ifndef XRL_LIBXDP_VERSION
 #define XRL_LIBXDP_VERSION "unknown"
@@ -285,12 +465,16 @@ static void print_version(struct xrl_ctx *ctx)
 	snprintf(bpf_built, sizeof(bpf_built), "%d.%d", LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
 	if (ctx->json) {
 		/* libxdp has no version call: the version it was built with */
-		xrl_json_print(ctx, json_pack("{s:o,s:s,s:s,s:s}", "version", xrl_json_text(XRL_VERSION),
-					      "libbpf", bpf, "libbpf_built", bpf_built,
-					      "libxdp_built", XRL_LIBXDP_VERSION));
+		xrl_json_print(ctx, json_pack("{s:o,s:o,s:s,s:s,s:s}", "version",
+					      xrl_json_text(XRL_PKG_VERSION), "git",
+					      xrl_json_text(XRL_VERSION), "libbpf", bpf,
+					      "libbpf_built", bpf_built, "libxdp_built",
+					      XRL_LIBXDP_VERSION));
 		return;
 	}
-	printf("xrl %s\n", XRL_VERSION);
+	/* the package's version, then the source it was built from (git describe, or VERSION) */
+	printf("xrl %s\n", XRL_PKG_VERSION);
+	printf("built from %s\n", XRL_VERSION);
 	printf("libbpf %s (built with %s), libxdp %s (at build time)\n", bpf, bpf_built,
 	       XRL_LIBXDP_VERSION);
 }
@@ -336,6 +520,17 @@ int main(int argc, char **argv)
 		xrl_cmd_names(&command_table, ", ", " or ", list, sizeof(list));
 		return xrl_error(&ctx, XRL_EXIT_USAGE, "unknown command '%s': expected %s", argv[i],
 				 list);
+	}
+	if (help_requested(argc - i, argv + i)) {
+		const struct xrl_cmd_table *t = &command_table;
+		const struct xrl_cmd *h = c, *s;
+
+		if (c->sub && i + 1 < argc && (s = xrl_cmd_find(c->sub, argv[i + 1]))) {
+			t = c->sub;
+			h = s;
+		}
+		xrl_help_command(stdout, t, h);
+		return 0;
 	}
 	libbpf_set_print(silent_print);
 	libxdp_set_print((libxdp_print_fn_t)silent_print);

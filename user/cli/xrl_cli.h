@@ -55,6 +55,10 @@ int xrl_block_left(const struct xrl_maps *m, const struct xrl_bucket_key *key,
 		   const struct xrl_rule_def *d, __u64 now, __u64 *left_ns);
 /* the options of attach, stats, top and daemon (the top-level usage shows them) */
 extern const struct xrl_opt_table xrl_attach_opts, xrl_stats_opts, xrl_top_opts, xrl_daemon_opts;
+/* xrl_help.c: a command's help from its row (t: the table it is a row of), and
+ * `xrl help options`: every command's options (global: the global options, or NULL). */
+void xrl_help_command(FILE *f, const struct xrl_cmd_table *t, const struct xrl_cmd *c);
+void xrl_help_options(FILE *f, const struct xrl_cmd_table *t, const struct xrl_opt_table *global);
 /* Report "usage: xrl CMD ..." from the command table; returns XRL_EXIT_USAGE. */
 int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd);
 

@@ -227,8 +227,12 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 }
 
 static const struct xrl_cmd block_cmds[] = {
-	{ .name = "list", .fn = block_list, .args = "" },
-	{ .name = "del", .fn = block_del, .args = "SOURCE" },
+	{ .name = "list", .fn = block_list, .args = "",
+	  .summary = "List the sources blocked by --block rules, with their rule and time left.",
+	  .example = "xrl block list" },
+	{ .name = "del", .fn = block_del, .args = "SOURCE",
+	  .summary = "Lift the block of SOURCE (in every rule that blocks it).",
+	  .example = "xrl block del 198.51.100.7" },
 };
 
 const struct xrl_cmd_table xrl_block_cmds = {

@@ -359,12 +359,26 @@ static int rule_load(struct xrl_ctx *ctx, int argc, char **argv)
 
 static const struct xrl_cmd rule_cmds[] = {
 	{ .name = "add", .fn = rule_add, .args = "PREFIX",
-	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_ADD },
+	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_ADD,
+	  .summary = "Add a rule for the sources in PREFIX, or replace the rule of the same "
+		     "PREFIX and match fields: a limit (--rate, --bytes), or --allow or --deny.",
+	  .example = "xrl rule add 203.0.113.0/24 --rate 100/s --burst 200\n"
+		     "xrl rule add 198.51.100.0/24 --proto udp --dport 53 --rate 6000/m --per 24\n"
+		     "xrl rule add 192.0.2.0/24 --syn --rate 20/s --block 10m\n"
+		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global" },
 	{ .name = "del", .fn = rule_del, .args = "PREFIX",
-	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH },
-	{ .name = "list", .fn = rule_list, .args = "" },
-	{ .name = "load", .fn = rule_load, .args = "FILE" },
-	{ .name = "save", .fn = rule_save, .args = "" },
+	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH,
+	  .summary = "Delete the rule of PREFIX with exactly these match fields.",
+	  .example = "xrl rule del 203.0.113.0/24\nxrl rule del 198.51.100.0/24 --proto udp --dport 53" },
+	{ .name = "list", .fn = rule_list, .args = "",
+	  .summary = "List the rules in force, with their ids, limits and scope.",
+	  .example = "xrl rule list\nxrl --json rule list" },
+	{ .name = "load", .fn = rule_load, .args = "FILE",
+	  .summary = "Replace the whole rule set with the rules of FILE, all or nothing.",
+	  .example = "xrl rule load /etc/xrl/rules" },
+	{ .name = "save", .fn = rule_save, .args = "",
+	  .summary = "Print the rules in force as a rules file that 'rule load' reads back.",
+	  .example = "xrl rule save >/etc/xrl/default.rules" },
 };
 
 const struct xrl_cmd_table xrl_rule_cmds = {

@@ -9,6 +9,7 @@
 #include "xrl_cli.h"
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
+#include "xrl_top_flood.h"
 #include "xrl_watch.h"
 
 /* ---------------------------------------------------------------- options */
@@ -78,21 +79,25 @@ static void top_newsrc_lines(const struct xrl_maps *m, const struct xrl_rule_def
 	}
 }
 
-/*
- * New sources arriving far above a rule's budget, from the rules' counters
- * read twice XRL_NEWSRC_WINDOW_NS apart (docs/xrl.8, top): a line each in
- * the text output, an object each (no "source" member) after the sources
- * of the JSON array. Nothing when the counters cannot be read: the sources
- * above are still true.
- */
-static void top_newsrc_alerts(const struct xrl_maps *m, const struct xrl_rule_def *defs,
-			      const __u32 *ids, int nd, json_t *arr)
+/* New sources per rule, from the rules' counters read twice XRL_NEWSRC_WINDOW_NS apart. */
+struct top_alerts {
+	struct xrl_newsrc_rate r[XRL_MAX_RULES];
+	enum xrl_newsrc_alert al[XRL_MAX_RULES];
+	struct xrl_flood_tally t[XRL_MAX_RULES];
+	int any;
+};
+
+/* Judge each rule (docs/xrl.8, top); all quiet when the counters cannot be read. */
+static void top_alerts_read(const struct xrl_maps *m, const struct xrl_rule_def *defs,
+			    const __u32 *ids, int nd, struct top_alerts *A)
 {
 	static struct xrl_rule_stats a[XRL_MAX_RULES], b[XRL_MAX_RULES];
 	__u64 t0, t1;
-	double secs;
 	int j;
 
+	A->any = 0;
+	for (j = 0; j < nd; j++)
+		A->al[j] = XRL_NEWSRC_QUIET;
 	for (j = 0; j < nd && defs[j].action != XRL_ACT_LIMIT; j++)
 		;
 	if (j == nd || xrl_read_rule_stats_many(m, ids, nd, a))
@@ -102,24 +107,81 @@ static void top_newsrc_alerts(const struct xrl_maps *m, const struct xrl_rule_de
 	if (xrl_read_rule_stats_many(m, ids, nd, b))
 		return;
 	t1 = xrl_mono_ns();
-	secs = (double)(t1 - t0) / 1e9;
 	for (j = 0; j < nd; j++) {
-		struct xrl_newsrc_rate r;
-		enum xrl_newsrc_alert al;
-		char rule[192], line[512];
+		xrl_newsrc_rates(&defs[j], &a[j], &b[j], (double)(t1 - t0) / 1e9, &A->r[j]);
+		A->al[j] = xrl_newsrc_judge(&defs[j], &A->r[j]);
+		A->any += A->al[j] != XRL_NEWSRC_QUIET;
+	}
+}
 
-		xrl_newsrc_rates(&defs[j], &a[j], &b[j], secs, &r);
-		al = xrl_newsrc_judge(&defs[j], &r);
-		if (al == XRL_NEWSRC_QUIET)
+/*
+ * The rules under a flood of new sources: a line each in the text output
+ * (before the table), an object each (no "source" member) after the
+ * sources of the JSON array.
+ */
+static void top_alerts_print(const struct xrl_rule_def *defs, int nd, const struct top_alerts *A,
+			     json_t *arr)
+{
+	int j;
+
+	for (j = 0; j < nd; j++) {
+		char rule[192], line[1024];
+		json_t *o;
+
+		if (A->al[j] == XRL_NEWSRC_QUIET)
 			continue;
 		xrl_rule_format_match(&defs[j], rule, sizeof(rule));
-		xrl_newsrc_alert_line(&defs[j], &r, al, rule, line, sizeof(line));
+		xrl_flood_line(&defs[j], &A->r[j], A->al[j], &A->t[j], rule, line, sizeof(line));
 		if (!arr) {
 			printf("%s\n", line);
 			continue;
 		}
-		json_array_append_new(arr, xrl_newsrc_alert_json(&defs[j], &r, al, rule, line,
-							   XRL_NEWSRC_WINDOW_NS / 1e9));
+		o = xrl_newsrc_alert_json(&defs[j], &A->r[j], A->al[j], rule, line,
+					  XRL_NEWSRC_WINDOW_NS / 1e9);
+		if (o && A->t[j].drops)
+			json_object_set_new(o, "dropped_once_share",
+					    json_real((double)A->t[j].once_drops / (double)A->t[j].drops));
+		json_array_append_new(arr, o);
+	}
+}
+
+/* one row of top's output (text or JSON); dropped/age < 0: not in the sketch */
+static void top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct xrl_bucket_key *key,
+		    const struct xrl_rule_def *d, long long dropped, double age, int blocked,
+		    __u64 left, json_t *arr)
+{
+	char src[64], rule[192] = "(deleted rule)";
+	__u64 passed = xrl_source_passed(m, key);   /* only for the rows shown */
+	int shadow = d && (d->policy & XRL_P_SHADOW);
+
+	if (d)
+		xrl_rule_format_match(d, rule, sizeof(rule));
+	xrl_source_format(key, d, src, sizeof(src));
+	if (ctx->json) {
+		json_t *o = json_pack("{s:s,s:s,s:I,s:I}", "source", src, "rule", rule,
+				      "passed", (json_int_t)passed,
+				      "dropped", (json_int_t)(dropped < 0 ? 0 : dropped));
+
+		json_object_set_new(o, "last_drop_age_s", age < 0 ? json_null() : json_real(age));
+		if (shadow)
+			json_object_set_new(o, "shadow", json_true());
+		if (blocked)
+			json_object_set_new(o, "blocked_left_s", json_real((double)left / 1e9));
+		json_array_append_new(arr, o);
+	} else {
+		char p[32], dr[32] = "-", ag[32] = "-", state[64] = "";
+
+		xrl_fmt_count((double)passed, p, sizeof(p));
+		if (dropped >= 0)
+			xrl_fmt_count((double)dropped, dr, sizeof(dr));
+		if (age >= 0)
+			snprintf(ag, sizeof(ag), "%.1fs", age);
+		if (blocked)
+			snprintf(state, sizeof(state), "  blocked, %.0fs left%s",
+				 (double)left / 1e9 + 0.5, shadow ? " (shadow)" : "");
+		else if (shadow)
+			snprintf(state, sizeof(state), "  (shadow: would-drops, passed)");
+		printf("%-40s %-40s %10s %10s %9s%s\n", src, rule, p, dr, ag, state);
 	}
 }
 
@@ -127,16 +189,19 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
 	static __u32 ids[XRL_MAX_RULES];
+	static struct top_alerts A;
+	static struct xrl_bucket_key bkeys[XRL_BLOCKED_SOURCES];
+	static __u64 bleft[XRL_BLOCKED_SOURCES];
+	static bool bshown[XRL_BLOCKED_SOURCES];
 	struct xrl_top_entry *top = NULL;
 	struct xrl_maps m;
-	struct timespec ts;
 	struct top_opts to = { .count = 10 };
 	char err[XRL_ERRLEN];
 	xrl_opt_seen seen = 0;
 	__u64 count, now;
 	double secs = XRL_WATCH_DEFAULT_S;
 	json_t *arr;
-	int n, nd, i = 1, shown = 0, rc;
+	int n, nd, nb, i = 1, shown = 0, hidden = 0, rc;
 
 	if (xrl_opts_parse(&xrl_top_opts, 0, argc, argv, &i, &to, &seen, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
@@ -155,65 +220,80 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		return xrl_error(ctx, XRL_EXIT_FAIL, "cannot read the drop sketch of instance '%s'",
 				 ctx->instance);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	/* the rules under a flood of new sources, with the sources each dropped once */
+	top_alerts_read(&m, defs, ids, nd, &A);
+	now = xrl_mono_ns();
+	memset(A.t, 0, sizeof(A.t));
+	for (i = 0; i < n; i++) {
+		int j;
+
+		if (now > top[i].last_ns && now - top[i].last_ns > XRL_TOP_RECENT_NS)
+			continue;
+		for (j = 0; j < nd && ids[j] != top[i].key.rule_id; j++)
+			;
+		if (j < nd)
+			xrl_flood_tally_add(&A.t[j], top[i].dropped);
+	}
+	/* the penalty box itself: the sketch samples drops and can miss a blocked source */
+	nb = xrl_flood_blocked(&m, defs, ids, nd, now, bkeys, bleft, XRL_BLOCKED_SOURCES);
+	if (nb < 0)
+		nb = 0;   /* the table is still true: only the blocked rows are left out */
+	memset(bshown, 0, sizeof(bshown[0]) * (size_t)nb);
 
 	arr = json_array();
-	if (!ctx->json)
+	if (!ctx->json) {
+		top_alerts_print(defs, nd, &A, NULL);   /* what kind of flood, first */
 		printf("%-40s %-40s %10s %10s %9s\n", "SOURCE", "RULE", "PASSED", "DROPPED", "LAST DROP");
+	}
 	/* a shadow rule's rows are its would-drops (passed); --block's blocked ones say the time left */
 	for (i = 0; i < n && (__u64)shown < count; i++) {
 		const struct xrl_rule_def *d = NULL;
-		char src[64], rule[192] = "(deleted rule)";
-		__u64 passed, left = 0;
-		int j, shadow, blocked;
+		__u64 left = 0;
+		int j, b, flooded = 0;
 
 		if (now > top[i].last_ns && now - top[i].last_ns > XRL_TOP_RECENT_NS)
 			continue;
 		for (j = 0; j < nd; j++)
-			if (ids[j] == top[i].key.rule_id)
+			if (ids[j] == top[i].key.rule_id) {
 				d = &defs[j];
-		if (d)
-			xrl_rule_format_match(d, rule, sizeof(rule));
-		xrl_source_format(&top[i].key, d, src, sizeof(src));
-		passed = xrl_source_passed(&m, &top[i].key);   /* only for the rows shown */
-		shown++;
-		shadow = d && (d->policy & XRL_P_SHADOW);
-		blocked = d && (d->policy & XRL_P_BLOCK) && xrl_block_left(&m, &top[i].key, d, now, &left);
-		if (ctx->json) {
-			json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:f}", "source", src, "rule", rule,
-					      "passed", (json_int_t)passed,
-					      "dropped", (json_int_t)top[i].dropped,
-					      "last_drop_age_s",
-					      now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0);
-
-			if (shadow)
-				json_object_set_new(o, "shadow", json_true());
-			if (blocked)
-				json_object_set_new(o, "blocked_left_s", json_real((double)left / 1e9));
-			json_array_append_new(arr, o);
-		} else {
-			char p[32], dr[32], state[64] = "";
-
-			xrl_fmt_count((double)passed, p, sizeof(p));
-			xrl_fmt_count((double)top[i].dropped, dr, sizeof(dr));
-			if (blocked)
-				snprintf(state, sizeof(state), "  blocked, %.0fs left%s",
-					 (double)left / 1e9 + 0.5, shadow ? " (shadow)" : "");
-			else if (shadow)
-				snprintf(state, sizeof(state), "  (shadow: would-drops, passed)");
-			printf("%-40s %-40s %10s %10s %8.1fs%s\n", src, rule, p, dr,
-			       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0, state);
+				flooded = A.al[j] != XRL_NEWSRC_QUIET;
+			}
+		for (b = 0; b < nb && memcmp(&bkeys[b], &top[i].key, sizeof(bkeys[b])); b++)
+			;
+		if (b < nb) {
+			bshown[b] = true;
+			left = bleft[b];
+		} else if (flooded && xrl_flood_once(top[i].dropped)) {
+			hidden++;   /* a spoofed source of the flood above, seen once */
+			continue;
 		}
+		shown++;
+		top_row(ctx, &m, &top[i].key, d, (long long)top[i].dropped,
+			now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0, b < nb, left, arr);
+	}
+	/* every source blocked now, also those the sketch did not sample */
+	for (i = 0; i < nb; i++) {
+		const struct xrl_rule_def *d = NULL;
+		int j;
+
+		if (bshown[i])
+			continue;
+		for (j = 0; j < nd; j++)
+			if (ids[j] == bkeys[i].rule_id)
+				d = &defs[j];
+		shown++;
+		top_row(ctx, &m, &bkeys[i], d, -1, -1, 1, bleft[i], arr);
 	}
 	if (ctx->json) {
-		top_newsrc_alerts(&m, defs, ids, nd, arr);
+		top_alerts_print(defs, nd, &A, arr);
 		xrl_json_print(ctx, arr);
 	} else {
-		if (!shown)
+		if (!shown && !hidden)
 			printf("(no source dropped in the last %llu s)\n", XRL_TOP_RECENT_NS / 1000000000ULL);
+		if (hidden)
+			printf("(%d source%s dropped once, of the flood%s above, not listed)\n", hidden,
+			       hidden == 1 ? "" : "s", A.any == 1 ? "" : "s");
 		top_newsrc_lines(&m, defs, ids, nd);
-		top_newsrc_alerts(&m, defs, ids, nd, NULL);
 		json_decref(arr);
 	}
 	free(top);

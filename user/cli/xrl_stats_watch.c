@@ -173,7 +173,8 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	char left[256], clock[16], a[32], ab[32], b[32], bb[32], c[32], cb[32], ev[32];
 	time_t t = time(NULL);
 	struct tm tm;
-	int i;
+	int i, rule_w = 4;
+	bool bytes, totals;
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime_r(&t, &tm));
 	snprintf(left, sizeof(left), "xrl stats --watch: instance %s, every %gs (q quits)",
@@ -203,8 +204,22 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		       "malformed %s, non-IP %s, no rule %s; sources: %ld tracked (capacity %u per family), evicted %s",
 		       a, b, c, st->sources, st->capacity, ev);
 	xrl_frame_line(f, XRL_FRAME_PLAIN, "%s", "");
-	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s %10s %10s %8s %8s %8s  %-6s %s", "DROP/s", "PASS/s",
-		       "DROP B/s", "PASS B/s", "NEW/s", "DROPPED", "PASSED", "ACTION", "RULE");
+	/*
+	 * RULE is the last column and is never cut: on a narrow terminal the
+	 * byte rates go first, then the totals (the one-shot stats has them all)
+	 */
+	for (i = 0; i < st->n; i++) {
+		char match[192];
+
+		xrl_rule_format_match(&st->rows[i].def, match, sizeof(match));
+		if ((int)strlen(match) > rule_w)
+			rule_w = (int)strlen(match);
+	}
+	bytes = f->cols >= 76 + rule_w;
+	totals = f->cols >= 54 + rule_w || bytes;
+	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s%s%s %8s%s%s  %-6s %s", "DROP/s", "PASS/s",
+		       bytes ? "   DROP B/s" : "", bytes ? "   PASS B/s" : "", "NEW/s",
+		       totals ? "  DROPPED" : "", totals ? "   PASSED" : "", "ACTION", "RULE");
 	if (!st->n)
 		xrl_frame_line(f, XRL_FRAME_PLAIN, "(no rules: add one with 'xrl%s%s rule add')",
 			       strcmp(ctx->instance, "default") ? " --instance " : "",
@@ -225,8 +240,16 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		xrl_fmt_count((double)r->s.dropped, dt, sizeof(dt));
 		xrl_fmt_count((double)r->s.passed, pt, sizeof(pt));
 		xrl_rule_format_match(&r->def, match, sizeof(match));
-		xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %10s %10s %8s %8s %8s  %-6s %s", dr, pr, dbr,
-			       pbr, nw, dt, pt, xrl_action_name(r->def.action), match);
+		{
+			char bc[80] = "", tc[80] = "";
+
+			if (bytes)
+				snprintf(bc, sizeof(bc), " %10s %10s", dbr, pbr);
+			if (totals)
+				snprintf(tc, sizeof(tc), " %8s %8s", dt, pt);
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s%s %8s%s  %-6s %s", dr, pr, bc, nw,
+				       tc, xrl_action_name(r->def.action), match);
+		}
 	}
 	/* below the table, so its rows stay one a rule: new sources refused by --new-sources */
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
@@ -243,7 +266,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		}
 		xrl_rule_format_match(&r->def, match, sizeof(match));
 		xrl_newsrc_budget_text(&r->def, bu, sizeof(bu));
-		xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources %s)", match,
+		xrl_frame_wrap(f, XRL_FRAME_PLAIN, "%s: new sources refused %s (--new-sources %s)", match,
 			       nr, bu);
 	}
 	/* --shadow: what enforcing it would drop; --block: its penalty box */
@@ -256,7 +279,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		xrl_rule_format_match(&r->def, match, sizeof(match));
 		if (r->def.policy & XRL_P_SHADOW) {
 			rate_total_cell(st, r->shadow, r->s.shadow_dropped, sd, sizeof(sd));
-			xrl_frame_line(f, XRL_FRAME_PLAIN, "%s: shadow: would-drop %s, passed", match, sd);
+			xrl_frame_wrap(f, XRL_FRAME_PLAIN, "%s: shadow: would-drop %s, passed", match, sd);
 		}
 		if ((r->def.policy & XRL_P_BLOCK) && xrl_frame_room(f) > 0) {
 			xrl_duration_format(r->def.block_ns, dur, sizeof(dur));
@@ -265,7 +288,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 				snprintf(now, sizeof(now), "?");
 			else
 				snprintf(now, sizeof(now), "%ld", r->blocked_now);
-			xrl_frame_line(f, XRL_FRAME_PLAIN,
+			xrl_frame_wrap(f, XRL_FRAME_PLAIN,
 				       "%s: --block %s: %s source%s blocked now, their packets %s%s",
 				       match, dur, now, r->blocked_now == 1 ? "" : "s", bl,
 				       r->def.policy & XRL_P_SHADOW ? " (shadow: passed)" : "");

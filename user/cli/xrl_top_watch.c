@@ -19,6 +19,7 @@
 
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
+#include "xrl_top_flood.h"
 #include "xrl_watch.h"
 
 struct top_row {
@@ -28,6 +29,8 @@ struct top_row {
 	__u64 last_ns;
 	__u64 passed;
 	double pass_rate;   /* < 0: not known before the row's second reading */
+	bool blocked;       /* in the penalty box now (read from it, not from the sketch) */
+	bool in_sketch;     /* false: a blocked source the sketch has not sampled */
 	char src[64], rule[192];
 };
 
@@ -49,6 +52,7 @@ struct top_state {
 	long sources;
 	struct top_row *rows;           /* sources that dropped in the last 10 s, ordered */
 	int nrows, nshown;              /* nshown: rows with text and passed filled in */
+	int hidden;                     /* sources dropped once under a flood: counted, not listed */
 	struct top_passed *memo;        /* the rows shown at the previous reading */
 	int nmemo;
 	struct top_newsrc *ns;          /* new sources per rule: alerts */
@@ -66,6 +70,7 @@ struct top_newsrc {
 	bool seen[XRL_MAX_RULES];
 	struct xrl_newsrc_rate rate[XRL_MAX_RULES];   /* by index in defs */
 	enum xrl_newsrc_alert alert[XRL_MAX_RULES];
+	struct xrl_flood_tally tally[XRL_MAX_RULES];   /* by index in defs: the sketch's rows */
 	int n;
 	bool rates;
 	__u64 prev_ns;
@@ -108,13 +113,14 @@ static void top_newsrc_draw(const struct top_newsrc *ns, struct xrl_frame *f)
 	int i;
 
 	for (i = 0; i < ns->n && xrl_frame_room(f) > 0; i++) {
-		char rule[192], line[512];
+		char rule[192], line[1024];
 
 		if (ns->alert[i] == XRL_NEWSRC_QUIET)
 			continue;
 		xrl_rule_format_match(&ns->defs[i], rule, sizeof(rule));
-		xrl_newsrc_alert_line(&ns->defs[i], &ns->rate[i], ns->alert[i], rule, line, sizeof(line));
-		xrl_frame_line(f, XRL_FRAME_BOLD, "%s", line);
+		xrl_flood_line(&ns->defs[i], &ns->rate[i], ns->alert[i], &ns->tally[i], rule, line,
+			       sizeof(line));
+		xrl_frame_wrap(f, XRL_FRAME_BOLD, "%s", line);   /* wrapped, never cut */
 	}
 }
 
@@ -156,6 +162,7 @@ static int merge(const struct xrl_sketch_slot *cur, const struct xrl_sketch_slot
 			if (k == cnt) {
 				memset(&rows[k], 0, sizeof(rows[k]));
 				rows[k].key = s->key;
+				rows[k].in_sketch = true;
 				cnt++;
 			}
 			if (p && p->total && p->total <= s->total &&
@@ -225,20 +232,83 @@ static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
 	return 0;
 }
 
+/*
+ * Order the rows to show first: every blocked source, and the others by
+ * drop rate as far as -n (or the screen) leaves room; under a flood of new
+ * sources, a source of the flooded rule dropped once is counted, not shown.
+ * The rows' order among themselves is kept. Returns how many to show.
+ */
+static int pick_shown(struct top_state *st, int limit)
+{
+	const struct top_newsrc *ns = st->ns;
+	struct top_row *tmp;
+	int i, j, nblocked = 0, others = 0, k = 0, room;
+	bool *take;
+
+	for (i = 0; i < st->nrows; i++)
+		nblocked += st->rows[i].blocked;
+	room = limit > nblocked ? limit - nblocked : 0;
+	take = calloc((size_t)st->nrows + 1, sizeof(*take));
+	tmp = calloc((size_t)st->nrows + 1, sizeof(*tmp));
+	if (!take || !tmp) {
+		free(take);
+		free(tmp);
+		return limit < st->nrows ? limit : st->nrows;
+	}
+	st->hidden = 0;
+	for (i = 0; i < st->nrows; i++) {
+		const struct top_row *r = &st->rows[i];
+		bool flooded = false;
+
+		for (j = 0; j < ns->n; j++)
+			if (ns->ids[j] == r->key.rule_id)
+				flooded = ns->alert[j] != XRL_NEWSRC_QUIET;
+		if (r->blocked)
+			take[i] = true;
+		else if (flooded && xrl_flood_once(r->dropped))
+			st->hidden++;   /* a spoofed source of the flood, seen once */
+		else if (others < room)
+			take[i] = true, others++;
+	}
+	for (i = 0; i < st->nrows; i++)
+		if (take[i])
+			tmp[k++] = st->rows[i];
+	for (i = 0; i < st->nrows; i++)
+		if (!take[i])
+			tmp[k++] = st->rows[i];
+	memcpy(st->rows, tmp, sizeof(*tmp) * (size_t)st->nrows);
+	for (i = 0, k = 0; i < st->nrows; i++)
+		k += take[i];
+	free(take);
+	free(tmp);
+	return k;
+}
+
 static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, int rows)
 {
+	static struct xrl_bucket_key bkeys[XRL_BLOCKED_SOURCES];
+	static __u64 bleft[XRL_BLOCKED_SOURCES];
 	struct top_state *st = arg;
 	struct xrl_sketch_slot *cur;
 	struct xrl_global_stats g;
 	struct top_row *res;
-	int ncpu, n, limit, err;
+	int ncpu, n, nb, i, j, limit, err;
+	bool newsrc_ok;
 	__u64 now;
 
 	(void)ctx;
 	if ((err = xrl_read_global(m, &g)) || (err = xrl_sketch_read(m, &cur, &ncpu)))
 		return err;
 	now = xrl_mono_ns();
-	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS, sizeof(*res));
+	/* the rules, their new sources and alerts: which rows belong to a flood */
+	newsrc_ok = !top_newsrc_sample(st->ns, m);
+	if (!newsrc_ok)
+		st->ns->n = 0;
+	nb = xrl_flood_blocked(m, st->ns->defs, st->ns->ids, st->ns->n, now, bkeys, bleft,
+			       XRL_BLOCKED_SOURCES);
+	if (nb < 0)
+		nb = 0;   /* the sketch's rows are still true */
+	res = calloc((size_t)ncpu * XRL_SKETCH_SLOTS + (size_t)nb, sizeof(*res));
 	if (!res) {
 		free(cur);
 		return -ENOMEM;
@@ -249,6 +319,21 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 	}
 	n = merge(cur, st->prev, ncpu, now, res);
 	qsort(res, (size_t)n, sizeof(*res), st->prev ? by_rate : by_total);
+	memset(st->ns->tally, 0, sizeof(st->ns->tally));
+	for (i = 0; i < n; i++)
+		for (j = 0; j < st->ns->n; j++)
+			if (st->ns->ids[j] == res[i].key.rule_id)
+				xrl_flood_tally_add(&st->ns->tally[j], res[i].dropped);
+	/* the penalty box itself: a blocked source the sketch missed is a row too */
+	for (i = 0; i < nb; i++) {
+		for (j = 0; j < n && memcmp(&res[j].key, &bkeys[i], sizeof(bkeys[i])); j++)
+			;
+		if (j == n) {
+			memset(&res[n], 0, sizeof(res[n]));
+			res[n++].key = bkeys[i];
+		}
+		res[j].blocked = true;
+	}
 
 	free(st->rows);
 	st->rows = res;
@@ -258,7 +343,7 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 	if (!st->rates)
 		st->nmemo = 0;
 	limit = (__u64)rows < st->count ? rows : (int)st->count;
-	st->nshown = limit < n ? limit : n;
+	st->nshown = pick_shown(st, limit);
 	if ((err = fill_shown(st, m, st->nshown))) {
 		free(cur);
 		st->nshown = 0;
@@ -268,7 +353,7 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 	{
 		struct xrl_source_census c;
 
-		st->sources = !top_newsrc_sample(st->ns, m) &&
+		st->sources = newsrc_ok &&
 			      !xrl_census_sources(m, st->ns->defs, st->ns->ids, st->ns->n, NULL, &c) ?
 			      c.tracked : -1;
 	}
@@ -294,7 +379,8 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	const struct top_state *st = arg;
 	const struct xrl_global_stats *g = &st->g, *p = &st->g_prev;
 	char left[256], clock[16], a[32], b[32], c[32], srcs[32];
-	int i, width = 6;
+	int i, width = 6, rule_w = 4, nrecent;
+	bool totals;
 	time_t t = time(NULL);
 	struct tm tm;
 
@@ -315,34 +401,53 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	else
 		xrl_frame_line(f, XRL_FRAME_PLAIN,
 			       "packets %s: passed %s, dropped %s (totals; rates from the next refresh)", a, b, c);
-	xrl_frame_line(f, XRL_FRAME_PLAIN,
+	for (i = 0, nrecent = 0; i < st->nrows; i++)
+		nrecent += st->rows[i].in_sketch;
+	xrl_frame_wrap(f, XRL_FRAME_PLAIN,
 		       "sources: %s tracked, %d dropped in the last %llu s (drops are estimates: sampled 1 in %d per CPU)",
-		       srcs, st->nrows, XRL_TOP_RECENT_NS / 1000000000ULL, XRL_SKETCH_SAMPLE);
+		       srcs, nrecent, XRL_TOP_RECENT_NS / 1000000000ULL, XRL_SKETCH_SAMPLE);
 	top_newsrc_draw(st->ns, f);
 	xrl_frame_line(f, XRL_FRAME_PLAIN, "%s", "");
 
-	for (i = 0; i < st->nshown; i++)
+	for (i = 0; i < st->nshown; i++) {
 		if ((int)strlen(st->rows[i].src) > width)
 			width = (int)strlen(st->rows[i].src);
-	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s %8s %8s %6s  %-*s  %s", "DROP/s", "PASS/s",
-		       "DROPPED", "PASSED", "LAST", width, "SOURCE", "RULE");
-	if (!st->nrows)
+		if ((int)strlen(st->rows[i].rule) > rule_w)
+			rule_w = (int)strlen(st->rows[i].rule);
+	}
+	/* the rule and its state ("blocked, 59s left") are never cut: on a narrow
+	 * terminal the totals DROPPED and PASSED go first */
+	totals = 43 + width + 2 + rule_w <= f->cols;
+	xrl_frame_line(f, XRL_FRAME_BAR, "%8s %8s%s %6s  %-*s  %s", "DROP/s", "PASS/s",
+		       totals ? "  DROPPED   PASSED" : "", "LAST", width, "SOURCE", "RULE");
+	if (!st->nrows && !st->hidden)
 		xrl_frame_line(f, XRL_FRAME_PLAIN, "(no source dropped in the last %llu s)",
 			       XRL_TOP_RECENT_NS / 1000000000ULL);
 	for (i = 0; i < st->nshown && xrl_frame_room(f) > 0; i++) {
 		const struct top_row *r = &st->rows[i];
-		char dr[32] = "-", pr[32] = "-", dt[32], pt[32];
+		char dr[32] = "-", pr[32] = "-", dt[32] = "-", pt[32], ag[16] = "-";
 		__u64 age = st->now_ns > r->last_ns ? st->now_ns - r->last_ns : 0;
 
-		if (st->rates)
+		if (st->rates && r->in_sketch)
 			xrl_fmt_count((double)r->drop_delta / st->secs, dr, sizeof(dr));
 		if (r->pass_rate >= 0)
 			xrl_fmt_count(r->pass_rate, pr, sizeof(pr));
-		xrl_fmt_count((double)r->dropped, dt, sizeof(dt));
+		if (r->in_sketch) {
+			xrl_fmt_count((double)r->dropped, dt, sizeof(dt));
+			snprintf(ag, sizeof(ag), "%.1fs", (double)age / 1e9);
+		}
 		xrl_fmt_count((double)r->passed, pt, sizeof(pt));
-		xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %8s %8s %5.1fs  %-*s  %s", dr, pr, dt, pt,
-			       (double)age / 1e9, width, r->src, r->rule);
+		if (totals)
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %8s %8s %6s  %-*s  %s", dr, pr, dt,
+				       pt, ag, width, r->src, r->rule);
+		else
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %6s  %-*s  %s", dr, pr, ag, width,
+				       r->src, r->rule);
 	}
+	if (st->hidden && xrl_frame_room(f) > 0)
+		xrl_frame_wrap(f, XRL_FRAME_PLAIN,
+			       "(%d source%s dropped once, of the flood above, not listed: spoofed, each seen once)",
+			       st->hidden, st->hidden == 1 ? "" : "s");
 }
 
 int xrl_top_watch(struct xrl_ctx *ctx, double interval, __u64 count)

@@ -116,6 +116,38 @@ void xrl_frame_line(struct xrl_frame *f, enum xrl_frame_style style, const char 
 	frame_text(f, style, text);
 }
 
+void xrl_frame_wrap(struct xrl_frame *f, enum xrl_frame_style style, const char *fmt, ...)
+{
+	char text[2048], line[1024];
+	const char *p = text;
+	int width = f->cols < 20 ? 20 : f->cols, indent = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	while (*p && f->line < f->rows) {
+		int room = width - indent, n = 0, brk = -1;
+
+		if (room > (int)sizeof(line) - 8)
+			room = (int)sizeof(line) - 8;
+		/* the longest run of words that fits; a word longer than the line is cut */
+		while (p[n] && n < room) {
+			if (p[n] == ' ')
+				brk = n;
+			n++;
+		}
+		if (p[n] && brk > 0)
+			n = brk;
+		snprintf(line, sizeof(line), "%*s%.*s", indent, "", n, p);
+		frame_text(f, style, line);
+		p += n;
+		while (*p == ' ')
+			p++;
+		indent = 2;   /* continuation lines, under the first */
+	}
+}
+
 void xrl_frame_title(struct xrl_frame *f, const char *left, const char *right)
 {
 	int gap = f->cols - (int)strlen(left) - (int)strlen(right);

@@ -31,6 +31,9 @@ enum xrl_frame_style {
 /* Add a line, cut at the terminal's width; lines past its height are dropped. */
 void xrl_frame_line(struct xrl_frame *f, enum xrl_frame_style style, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Text wrapped at the terminal's width (continuation lines indented by two): never cut. */
+void xrl_frame_wrap(struct xrl_frame *f, enum xrl_frame_style style, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* A line with left text and right text at the right edge (dropped when there is no room). */
 void xrl_frame_title(struct xrl_frame *f, const char *left, const char *right);
 /* Lines still free. */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The daemon's side of limit events: "limited" lines from the data path's
- * ring buffer, and "back under limit" lines for sources that went quiet.
+ * ring buffer, and "back under limit" lines for sources that went quiet
+ * (neither the source nor its rule dropped for the quiet time). At most
+ * 20 "limited" lines per rule in 10 s, the rest said in one summary line
+ * per rule ("limited, not logged", "back under limit, not logged").
  */
 #ifndef XRL_EVENTS_H
 #define XRL_EVENTS_H

@@ -107,6 +107,10 @@ struct xrl_cmd {
 	const struct xrl_opt_table *opts;  /* options appended to the usage, of opt_mode */
 	int opt_mode;
 	const struct xrl_cmd_table *sub;   /* subcommands: their usage lines instead */
+	/* `xrl help CMD [SUB]` and CMD --help (user/cli/xrl_help.c): what it does, in one
+	 * line, and examples, one command line each, '\n' between them */
+	const char *summary;
+	const char *example;
 };
 
 struct xrl_cmd_table {
