@@ -384,7 +384,6 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 
 	nb->tat_bytes = 0;
 	nb->last_ns = now_ns;
-	nb->seen = xrl_seen_word(now_ns) & ~1u;   /* seen now, not yet looked up */
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET) {
 		/* a window source starts empty; a log's first packet is decided once it is published */
 		nb->tat = 0;
@@ -864,6 +863,8 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
 	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
 		pass = xrl_fresh_refused(r, now_ns, &nb);				\
+	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */	\
+	nb.seen = xrl_seen_word(d->now_ns) & ~1u;					\
 	WRITE_ADDR;									\
 	ENT(v).st = nb;									\
 	if (xrl_rank_seen(best))	/* it had sent again after its first tick */	\

@@ -106,7 +106,7 @@ rf() { xrlt_json_rule_field "$stats" "$1" "$2"; }
 run_case() {
 	local table=$1 t0 t1 grc rc stats pcap rx2_0 rx2 flood_sent t_flood a_pid c_pid gen_pid cap_pid
 	local a_n a_span a_gap c_n c_span c_gap a_passed a_dropped a_created c_passed c_dropped
-	local c_created c_refused a_bound evicted v i
+	local c_created c_refused a_bound evicted v
 	INSTANCE=tf$$t$table
 	PIN_DIR=/sys/fs/bpf/xrl/$INSTANCE
 	export PIN_DIR
@@ -127,7 +127,7 @@ run_case() {
 	) >"$pcap.log" 2>&1 &
 	xrlt_track $!
 	cap_pid=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q 'Running' "$pcap.log" 2>/dev/null && break
 		sleep 0.05
 	done
@@ -155,11 +155,10 @@ run_case() {
 	t1=$(date +%s%N)
 	[ "$grc" = 0 ] || xrlt_fail "xdp_gen exited with $grc: $(cat "$XRLT_TMP/flood$table.log")"
 	rx2=$(($(cat /sys/class/net/"$ROOT2"/statistics/rx_packets) - rx2_0))
-	for v in a_pid c_pid; do
-		rc=0
-		xrlt_wait "${!v}" || rc=$?
-		[ "$rc" = 0 ] || xrlt_fail "a pair-1 trafgen exited with $rc: $(tail -3 "$XRLT_TMP/a$table.log" "$XRLT_TMP/c$table.log")"
-	done
+	rc=0
+	xrlt_wait "$a_pid" || rc=$?
+	xrlt_wait "$c_pid" || rc=$?
+	[ "$rc" = 0 ] || xrlt_fail "a pair-1 trafgen exited with $rc: $(tail -3 "$XRLT_TMP/a$table.log" "$XRLT_TMP/c$table.log")"
 	sleep 0.2
 	kill -INT "$cap_pid" 2>/dev/null
 	xrlt_wait "$cap_pid" >/dev/null 2>&1 || true
