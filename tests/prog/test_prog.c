@@ -1151,6 +1151,96 @@ static void test_sighting_bound(void **state)
 	xrl_tl_close(&t);
 }
 
+/* The IPv6 set index of rule_id's source src (--per 128) in a table of nsets sets. */
+static __u32 set6_of(__u64 seed, __u32 rule_id, const char *src, __u32 nsets)
+{
+	__u32 a[4];
+
+	inet_pton(AF_INET6, src, a);
+	return xrl_set_index(xrl_table_hash6(seed, rule_id, xrl_addr_hash6(seed, a)), nsets);
+}
+
+/*
+ * The same promise in the IPv6 table (W = 4 ways, xrl_insert6): an abuser
+ * sending every 14 ms keeps its bucket against sources of another rule
+ * crafted for its set that send once, every 0.5 ms, and loses it against
+ * ones that send twice every 1.5 ms (3 second packets and a new source
+ * within a gap). Fails on the format-3 policy (second chance).
+ */
+static void test_sighting_bound6(void **state)
+{
+	static const char *const r[] = {
+		"2001:db8::/33 --rate 1/h --burst 1 --per 128",
+		"2001:db8:8000::/33 --rate 1/h --burst 1 --per 128",
+		NULL,
+	};
+	enum { NSETS6 = 16, N = 2100 };
+	static char flood[N][48];
+	static const struct { __u64 gap, again; } cases[] = { { 500000, 0 }, { 1500000, 1100000 } };
+	const __u64 T = 14000000, base = 60000 * SEC_NS, end = base + SEC_NS;
+	struct xrl_pkt_spec s = { .family = 6 };
+	const char *x = "2001:db8::1";
+	struct xrl_rule_stats rs;
+	__u64 next_x, next_new, next_again, now, nx = (end - base - 1) / T + 1;
+	__u32 idx, idf, want;
+	struct xrl_tl t;
+	unsigned c;
+	int n, m, i;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		assert_int_equal(xrl_tl_open(&t, NSETS6 * XRL_WAYS6, XRL_MALFORMED_PASS), 0);
+		assert_int_equal(xrl_map_max_entries(t.maps.buckets_v6), NSETS6);
+		tl_rules(&t, r);
+		idx = (__u32)xrl_tl_rule_id(&t, "2001:db8::/33");
+		idf = (__u32)xrl_tl_rule_id(&t, "2001:db8:8000::/33");
+		want = set6_of(xrl_tl_seed(&t), idx, x, NSETS6);
+		for (i = 1, n = 0; i < 200000 && n < N; i++) {
+			snprintf(flood[n], sizeof(flood[n]), "2001:db8:8000:%x::%x", i >> 16, i & 0xffff);
+			if (set6_of(xrl_tl_seed(&t), idf, flood[n], NSETS6) == want)
+				n++;
+		}
+		assert_int_equal(n, N);
+		s.src = x;
+		xrl_tl_set_clock(&t, base);
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		n = m = 0;
+		next_x = base + T;
+		next_new = base + T + 1;
+		next_again = cases[c].again ? next_new + cases[c].again : ~0ull;
+		while (next_x < end) {
+			now = next_x;
+			if (next_new < now)
+				now = next_new;
+			if (next_again < now)
+				now = next_again;
+			xrl_tl_set_clock(&t, now);
+			if (now == next_new) {
+				assert_true(n < N);
+				s.src = flood[n++];
+				assert_int_equal(tl_send(&t, &s), XDP_PASS);
+				next_new += cases[c].gap;
+			} else if (now == next_again) {
+				s.src = flood[m++];
+				tl_send(&t, &s);
+				next_again += cases[c].gap;
+			} else {
+				s.src = x;
+				tl_send(&t, &s);
+				next_x += T;
+			}
+		}
+		assert_int_equal(xrl_read_rule_stats(&t.maps, idx, &rs), 0);
+		assert_int_equal(rs.passed + rs.dropped, nx);
+		if (!cases[c].again)
+			assert_int_equal(rs.passed, 1);
+		else
+			assert_true(rs.passed - 1 >= nx - 4);
+		assert_int_equal(tl_gstats(&t).insert_failed, 0);
+		xrl_tl_close(&t);
+	}
+}
+
 /*
  * Two abusers held to their rates while a million random sources stream
  * through the same table (of 256K entries: each set is refilled ~4 times over), an abuser's
@@ -1264,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_seed_crafted_sources),
 		cmocka_unit_test(test_abuser_held_under_stream),
 		cmocka_unit_test(test_sighting_bound),
+		cmocka_unit_test(test_sighting_bound6),
 	};
 
 	return cmocka_run_group_tests_name("xrl XDP program (BPF_PROG_TEST_RUN)", tests, setup, teardown);
