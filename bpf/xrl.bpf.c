@@ -391,7 +391,6 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 
 	nb->tat_bytes = 0;
 	nb->last_ns = now_ns;
-	nb->seen = 0;
 	if (r->algo != XRL_ALGO_TOKEN_BUCKET) {
 		/* a window source starts empty; a log's first packet is decided once it is published */
 		nb->tat = 0;
@@ -668,13 +667,15 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 	struct xrl_bstate *b;
 	__u64 k, next, now_ns;
 	int got, fresh;
+	__u32 seen;
 
 	if (!e || !r || !d || !cfg || !gs)
 		return 0;
 	b = &e->st;
 	k = d->key;
-	if (!b->seen)
-		b->seen = 1;
+	seen = xrl_seen_word(d->now_ns);
+	if (!xrl_seen_now(b->seen, seen))
+		b->seen = seen;   /* a sighting: once a tick */
 	/* as xrl_decide: an entry of another rule version starts empty; never before its last admission */
 	fresh = !xrl_key_current(k, r->version);
 	now_ns = xrl_gcra_clamp(d->now_ns, b->last_ns);
@@ -746,8 +747,9 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 
 /*
  * The limit decision on a source's entry e (its key word as read in
- * d->key). The entry is marked seen (one write per insert into its set, not
- * per packet); over-limit packets write nothing else. A global function,
+ * d->key). The entry's seen word takes now's tick (written only when the
+ * tick is new: at most once a tick, not once a packet); over-limit packets
+ * write nothing else. A global function,
  * so the verifier checks it once, not once per way a lookup can match in.
  */
 __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct xrl_dargs *d,
@@ -756,14 +758,16 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	struct xrl_bstate *b;
 	__u64 last_ns, next, k, now_ns, len;
 	int fresh, got;
+	__u32 seen;
 
 	if (!e || !r || !d || !cfg || !gs)
 		return 0;
 	b = &e->st;
 	k = d->key;
 	len = d->len;
-	if (!b->seen)
-		b->seen = 1;
+	seen = xrl_seen_word(d->now_ns);
+	if (!xrl_seen_now(b->seen, seen))
+		b->seen = seen;   /* a sighting, dropped or not: once a tick */
 	last_ns = b->last_ns;
 	fresh = !xrl_key_current(k, r->version);
 	now_ns = d->now_ns;
@@ -817,9 +821,9 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
  * A source without an entry: replace the set's lowest-ranked way
  * (xrl_victim_rank) with a fresh bucket. The way is claimed by a CAS of its
  * key word to busy, written, then published; a CPU that loses the claim
- * decides its packet as a failed insert (dropped, insert_failed). An insert
- * into a set with no empty way clears the set's seen marks.
- * Keys, seen marks and admission times are read once, here, for the rank.
+ * decides its packet as a failed insert (dropped, insert_failed). It writes
+ * its own way only (the other ways' seen words are theirs).
+ * Keys, seen words and admission times are read once, here, for the rank.
  */
 #define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
 	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
@@ -836,7 +840,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	for (j = 0; j < WAYS; j++) {							\
 		i = (j + d->way) & (WAYS - 1);						\
 		k = ENT(i).key;								\
-		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns);		\
+		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns, now_ns);	\
 		if (rank < best) {							\
 			best = rank;							\
 			v = i;								\
@@ -866,14 +870,12 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
 	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
 		pass = xrl_fresh_refused(r, now_ns, &nb);				\
+	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */	\
+	nb.seen = xrl_seen_word(d->now_ns) & ~1u;					\
 	WRITE_ADDR;									\
 	ENT(v).st = nb;									\
-	if (best) {									\
-		for (i = 0; i < WAYS; i++)						\
-			ENT(i).st.seen = 0;						\
-		if (best > (1ull << 62))						\
-			gs->evicted_seen++;						\
-	}										\
+	if (xrl_rank_seen(best))	/* it had sent again after its first tick */	\
+		gs->evicted_seen++;							\
 	__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want),			\
 				    xrl_key_with_version(want, r->version));		\
 	gs->sources_created++;								\
@@ -907,7 +909,8 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
 
 /*
  * An established entry over its limit, told without calling the decision:
- * its state is of the rule's current version, it is marked seen, and the
+ * its state is of the rule's current version, its seen word already has
+ * now's tick (else the decision writes it: once a tick), and the
  * decision's first, read-only test of its word refuses the packet, on the
  * clock clamped as there: for the token bucket one packet token is not
  * there (xrl_take's first test), for a fixed or sliding window the window
@@ -916,7 +919,7 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
  * window's, as in the decision). xrl_decide or xrl_win_decide would drop
  * that packet with nothing written: the packet (or window) test is
  * read-only and refuses whatever the byte dimension or the cap say.
- * Everything else (admissions, a fresh or unseen entry, the sliding log)
+ * Everything else (admissions, a fresh entry or one not seen this tick, the sliding log)
  * goes to the decision. It saves a flood's packets the call and its return
  * (a return thunk under this kernel's SRSO mitigation) and the arguments'
  * stores. Local rules only (no fleet floor, no fleet counts): a global
@@ -928,7 +931,7 @@ static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct
 {
 	__u64 last_ns, next;
 
-	if (!xrl_key_current(k, r->version) || !e->st.seen)
+	if (!xrl_key_current(k, r->version) || !xrl_seen_now(e->st.seen, xrl_seen_word(now_ns)))
 		return 0;
 	last_ns = e->st.last_ns;
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);

@@ -268,7 +268,7 @@ struct xrl_bstate {
 	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
 	__u64 last_ns;    /* clock at the last admission (or at the insert) */
 	__u32 passed;     /* packets admitted (written with the tat, never on drops) */
-	__u32 seen;       /* looked up since the last insert into its set */
+	__u32 seen;       /* last sighting: tick stamp, bit 0 looked up after its insert (xrl_seen_word) */
 };
 
 /* An entry: key word and state; an IPv6 entry has its address after these. */
@@ -347,7 +347,7 @@ struct xrl_global_stats {
 	__u64 cas_contended;    /* admission lost the CAS race too often: dropped */
 	__u64 events;           /* limit events written to the ring buffer */
 	__u64 events_suppressed;  /* limit events over the in-kernel bound, or ring full */
-	__u64 evicted_seen;     /* inserts that replaced an entry looked up since its set's last insert */
+	__u64 evicted_seen;     /* inserts that replaced an entry looked up after its insert's tick */
 	__u64 malformed_judged;   /* malformed with a readable source: judged by the rules (policy pass) */
 	__u64 vlan_deep;          /* more than XRL_MAX_VLAN tags: dropped whatever the policy */
 };
@@ -396,8 +396,12 @@ struct xrl_config {
 	__u32 table_format;
 	__u32 _pad_cfg;
 };
-/* Bump when xrl_table.h changes which set or way a source maps to (3: keyed by hash_seed). */
-#define XRL_TABLE_FORMAT 3
+/*
+ * Bump when xrl_table.h changes which set or way a source maps to, or how
+ * an entry's words are read (3: keyed by hash_seed; 4: seen is a last-seen
+ * stamp, the replacement policy least recently seen).
+ */
+#define XRL_TABLE_FORMAT 4
 #define XRL_RC_SHORT_V4(w) ((w) & 0xff)
 #define XRL_RC_SHORT_V6(w) (((w) >> 8) & 0xff)
 

@@ -214,27 +214,95 @@ static __always_inline int xrl_key_live(__u64 k)
 }
 
 /*
- * Replacement policy: the rank of a way as the victim of an insert, lowest
- * first. An empty way goes first (rank 0). Then a way not looked up since
- * the last insert into its set (a second-chance clock per set: every insert
- * into a set without an empty way clears its seen marks), then one that
- * was; within each class the one admitted longest ago. A way being written
- * by another CPU's insert is never taken (XRL_RANK_NEVER).
+ * The seen word of an entry (xrl_bstate.seen): a coarse stamp of when it
+ * was last seen, in ticks of 2^XRL_SEEN_SHIFT ns (1.05 ms) in bits 1..31,
+ * and in bit 0 whether it was looked up in a tick after the one it was
+ * inserted in (a source that sent again). Its insert writes the stamp with
+ * bit 0 clear; a lookup writes xrl_seen_word(now) only when its tick
+ * differs from the stored one, so a source far over its limit writes its
+ * line at most once a tick, not once a packet (the over-limit fast path
+ * leaves to the decision the packets whose tick is new). Stamps compare
+ * modulo 2^31 ticks (26 days).
+ */
+#define XRL_SEEN_SHIFT 20
+
+static __always_inline __u32 xrl_seen_word(__u64 now_ns)
+{
+	return (__u32)(now_ns >> (XRL_SEEN_SHIFT - 1)) | 1;
+}
+
+/* Is seen word w stamped with now's tick (w | 1 == xrl_seen_word(now))? Then a lookup writes nothing. */
+static __always_inline int xrl_seen_now(__u32 w, __u32 now_word)
+{
+	return (w | 1) == now_word;
+}
+
+/*
+ * Ticks since seen word w was written, as an insert at now_word reads it:
+ * a stamp ahead of now by less than XRL_SEEN_AHEAD ticks (another CPU's
+ * later clock reading, written while this insert ran) counts as now; one
+ * further ahead was written 13 to 26 days ago (stamps wrap) and counts as
+ * the oldest there is, XRL_SEEN_AGE_MAX.
+ */
+#define XRL_SEEN_AGE_MAX ((1u << 30) - 1)
+#define XRL_SEEN_AHEAD   (1u << 16)
+
+static __always_inline __u32 xrl_seen_age(__u32 w, __u32 now_word)
+{
+	__u32 d = now_word - (w | 1);   /* twice the ticks, modulo 2^32 */
+
+	if ((__s32)d >= 0)
+		return d >> 1;
+	return (0 - d) >> 1 < XRL_SEEN_AHEAD ? 0 : XRL_SEEN_AGE_MAX;
+}
+
+/*
+ * Replacement policy: the rank of a way as the victim of an insert at
+ * now_ns, lowest first. An empty way goes first (rank 0). Then the way
+ * seen least recently: its seen word's tick (a lookup is a sighting,
+ * whether its packet passes or is dropped, and so is the insert), a way
+ * not looked up after its insert's tick counted as seen XRL_SEEN_PROBATION
+ * ticks (8.6 s) earlier than it was; of equal ticks, the one admitted
+ * longest ago (last_ns, in 65.5-us steps, up to 78 hours back). A way being
+ * written by another CPU's insert is never taken (XRL_RANK_NEVER).
  *
- * An active source is looked up on every packet, so it is seen between any
- * two inserts into its set unless two inserts land there with no packet of
- * it between them; only then, and only if it is the longest-admitted of
- * the ways, does it lose its bucket (counted in evicted_seen when seen).
+ * So a source that sent again after its first tick is replaced only when
+ * every other way of its set was looked up too, each in a tick after its
+ * own insert's and after the tick of the source's last sighting, and one
+ * more source is inserted: sources that send once (a random-source
+ * flood) replace each other, not it, unless it was silent for longer than
+ * the probation; sources that send twice need 2 W - 1 packets into its set
+ * between that tick and its next packet (docs/DESIGN.md, "Replacement
+ * policy"). Bit 32 of a rank is the way's looked-up bit (xrl_rank_seen:
+ * evicted_seen).
  */
 #define XRL_RANK_NEVER (~0ull)
+#define XRL_SEEN_PROBATION (1u << 13)
 
-static __always_inline __u64 xrl_victim_rank(__u64 key, __u32 seen, __u64 last_ns)
+static __always_inline __u64 xrl_victim_rank(__u64 key, __u32 seen, __u64 last_ns, __u64 now_ns)
 {
+	__u64 adm;
+	__u32 age;
+
 	if (key & XRL_KEY_BUSY)
 		return XRL_RANK_NEVER;
 	if (!(key & XRL_KEY_VALID))
 		return 0;
-	return (seen ? 1ull << 62 : 0) + (last_ns >> 2) + 1;
+	adm = (__s64)(now_ns - last_ns) < 0 ? 0 : (now_ns - last_ns) >> 16;
+	if (adm > 0xfffffffeull)
+		adm = 0xfffffffeull;   /* the low half stays above 0: rank 0 is an empty way */
+	age = xrl_seen_age(seen, xrl_seen_word(now_ns));
+	if (!(seen & 1))
+		age = age < XRL_SEEN_AGE_MAX - XRL_SEEN_PROBATION ? age + XRL_SEEN_PROBATION :
+								    XRL_SEEN_AGE_MAX;
+	return ((__u64)(XRL_SEEN_AGE_MAX - age) << 33) | ((__u64)(seen & 1) << 32) |
+	       (0xffffffffull - adm);
+}
+
+/* Was the way of this (non-zero) rank looked up after its insert's tick? */
+static __always_inline int xrl_rank_seen(__u64 rank)
+{
+	return (int)((rank >> 32) & 1);
 }
 
 #endif /* XRL_TABLE_H */

@@ -169,7 +169,7 @@ static void test_maps_checked(void **state)
 
 		assert_int_equal(xrl_read_config(&tl.maps, &cfg), 0);
 		assert_int_equal(cfg.table_format, XRL_TABLE_FORMAT);
-		cfg.table_format = 2;   /* the builds before the keyed set hash (hash_seed) */
+		cfg.table_format = 3;   /* the builds before the last-seen stamp (seen) */
 		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
 		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)),
 				 -EPROTO);
@@ -207,7 +207,7 @@ static void test_pinned_same(void **state)
 	assert_int_equal(bpf_obj_pin(tl.maps.config, path), 0);
 }
 
-_Static_assert(XRL_TABLE_FORMAT > 2, "the keyed set hash is a new table format");
+_Static_assert(XRL_TABLE_FORMAT > 3, "the keyed set hash and the last-seen stamp are new table formats");
 
 /*
  * The set hash's seed (xrl_config.hash_seed): made when the instance's

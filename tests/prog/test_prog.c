@@ -759,9 +759,10 @@ static __u64 passed_of(struct xrl_tl *t, __u32 rule_id, const char *src)
 
 /*
  * The replacement policy in one set of W = XRL_WAYS4 ways (xrl_victim_rank):
- * an insert into a full set replaces a way not looked up since the set's
- * last insert, the one admitted longest ago among those; only when every
- * way was looked up does it take a seen one (counted in evicted_seen). A
+ * an insert into a full set replaces the way seen least recently (a lookup
+ * is a sighting, its packet dropped or not; so is the insert), of one tick
+ * first a way not looked up after its insert's tick, then the one admitted
+ * longest ago; evicted_seen counts the victims that had been looked up. A
  * replaced source starts over with a full bucket; the ones kept stay limited.
  */
 static void test_replacement_policy(void **state)
@@ -798,36 +799,55 @@ static void test_replacement_policy(void **state)
 		s.src = src[i];
 		assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	}
-	/* a new source replaces the one way not seen, though src[0] was not admitted longest ago */
+	/* a new source replaces the one seen least recently, src[0] */
 	s.src = src[W];
 	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[0]), 0);
 	for (i = 1; i < W + 1; i++)
 		assert_int_equal(passed_of(&t, id, src[i]), 1);
-	/* that insert cleared the seen marks: the next one takes the longest admitted, src[1] */
+	/* in the same tick, the next one takes src[W]: seen then too, but never looked up */
 	s.src = src[W + 1];
 	assert_int_equal(tl_send(&t, &s), XDP_PASS);
-	assert_int_equal(passed_of(&t, id, src[1]), 0);
-	assert_int_equal(passed_of(&t, id, src[2]), 1);
+	assert_int_equal(passed_of(&t, id, src[W]), 0);
+	assert_int_equal(passed_of(&t, id, src[1]), 1);
 	assert_int_equal(tl_gstats(&t).evicted_seen, 0);
-	/* every way looked up: a seen one goes, the longest admitted (src[2]), and is counted */
-	for (i = 2; i < W + 2; i++) {
+	/* a second on, all but src[2] looked up: src[2] goes, though src[1] was admitted before it */
+	xrl_tl_set_clock(&t, base + 11 * SEC_NS);
+	for (i = 1; i < W + 2; i++) {
+		if (i == 2 || i == W)
+			continue;
 		s.src = src[i];
 		assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	}
 	s.src = src[W + 2];
 	assert_int_equal(tl_send(&t, &s), XDP_PASS);
 	assert_int_equal(passed_of(&t, id, src[2]), 0);
+	assert_int_equal(passed_of(&t, id, src[1]), 1);
 	assert_int_equal(tl_gstats(&t).evicted_seen, 1);
-	/* a replaced source starts over full; a kept one stays limited */
+	/* every way looked up in one tick: the one admitted longest ago goes, src[1] */
+	xrl_tl_set_clock(&t, base + 12 * SEC_NS);
+	for (i = 1; i < W + 3; i++) {
+		if (i == 2 || i == W)
+			continue;
+		s.src = src[i];
+		assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	}
+	s.src = src[W + 3];
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
+	assert_int_equal(passed_of(&t, id, src[1]), 0);
+	assert_int_equal(passed_of(&t, id, src[3]), 1);
+	assert_int_equal(tl_gstats(&t).evicted_seen, 2);
+	/* a replaced source starts over full (taking src[W + 3]'s way); a kept one stays limited */
 	s.src = src[0];
 	assert_int_equal(tl_send(&t, &s), XDP_PASS);
+	assert_int_equal(passed_of(&t, id, src[W + 3]), 0);
 	s.src = src[W + 1];
 	assert_int_equal(tl_send(&t, &s), XDP_DROP);
 	g = tl_gstats(&t);
-	assert_int_equal(g.sources_created, W + 4);
+	assert_int_equal(g.sources_created, W + 5);
 	assert_int_equal(xrl_count_sources(&t.maps), W + 0);
-	assert_int_equal(xrl_evicted(&g, xrl_count_sources(&t.maps)), 4);
+	assert_int_equal(xrl_evicted(&g, xrl_count_sources(&t.maps)), 5);
+	assert_int_equal(g.evicted_seen, 2);
 	assert_int_equal(g.insert_failed, 0);
 	xrl_tl_close(&t);
 }
@@ -981,6 +1001,246 @@ static void test_preferred_way(void **state)
 	xrl_tl_close(&t);
 }
 
+/* n sources of rule_id under fmt_prefix whose entries share the set of rule target_id's source target. */
+static int set_of(__u64 seed, __u32 target_id, const char *target, __u32 rule_id, __u32 nsets,
+		  const char *fmt_prefix, char out[][32], int n)
+{
+	__u32 want, a;
+	int found = 0, i;
+
+	inet_pton(AF_INET, target, &a);
+	want = xrl_set_index(xrl_table_hash4(seed, target_id, a), nsets);
+	for (i = 1; i < 60000 && found < n; i++) {
+		snprintf(out[found], 32, "%s.%d.%d", fmt_prefix, i / 250, i % 250 + 1);
+		inet_pton(AF_INET, out[found], &a);
+		if (xrl_set_index(xrl_table_hash4(seed, rule_id, a), nsets) == want)
+			found++;
+	}
+	return found;
+}
+
+/* The seen word of rule_id's src's entry (0: no entry). */
+static __u32 seen_of(struct xrl_tl *t, __u32 rule_id, __u32 nsets, const char *src)
+{
+	struct xrl_set4 set;
+	__u32 a, idx;
+	int w = way_of(t, rule_id, nsets, src);
+
+	inet_pton(AF_INET, src, &a);
+	idx = xrl_set_index(xrl_table_hash4(xrl_tl_seed(t), rule_id, a), nsets);
+	if (w < 0 || bpf_map_lookup_elem(t->maps.buckets_v4, &idx, &set))
+		return 0;
+	return set.w[w].st.seen;
+}
+
+/*
+ * The table's promise to a source that keeps sending (xrl_victim_rank): an
+ * abuser X held at its limit (1/h, burst 1: every packet after its first
+ * dropped) sends every T = 14 ms, and after its second packet new sources
+ * of another rule arrive in its set, for 2 s on the exact clock. Sources
+ * that send once replace each other, never X, however fast (one every
+ * 0.5 ms: 28 a T; a set holds 8). Sources that send twice (again 1.1 ms
+ * later: in a later tick) replace it only when W are seen within less
+ * than T, W - 1 on their second packet: every 2.5 ms never (7 second
+ * packets span 15 ms), every 1.5 ms on every packet of X (it passes each on
+ * a full bucket). Its seen word is written once a tick: a drop in a new
+ * tick stamps it, one in the same tick writes nothing (a word with the
+ * tick and bit 0 clear, as an insert leaves it, stays so). Under the earlier
+ * policy (second chance, then the longest admitted) the one-shot sources
+ * restarted X about once a period.
+ */
+static void test_sighting_bound(void **state)
+{
+	static const char *const r[] = {
+		"100.64.0.0/10 --rate 1/h --burst 1",
+		"10.0.0.0/8 --rate 1/h --burst 1",
+		NULL,
+	};
+	enum { NSETS = 8, N = 4000 };
+	static char flood[N][32];
+	static const struct { __u64 gap, again; int restarts; } cases[] = {
+		{ 500000, 0, 0 }, { 2500000, 1100000, 0 }, { 1500000, 1100000, -1 },
+	};
+	const __u64 T = 14000000, base = 60000 * SEC_NS, end = base + 2 * SEC_NS;
+	struct xrl_pkt_spec s = { .family = 4 };
+	const char *x = "100.64.0.1";
+	struct xrl_rule_stats rs;
+	__u64 next_x, next_new, next_again, now, nx = (end - base - 1) / T + 1;
+	__u32 idx, idf, seen;
+	struct xrl_set4 set;
+	struct xrl_tl t;
+	unsigned c;
+	int n, m, w;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		assert_int_equal(xrl_tl_open(&t, NSETS * XRL_WAYS4, XRL_MALFORMED_PASS), 0);
+		tl_rules(&t, r);
+		idx = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
+		idf = (__u32)xrl_tl_rule_id(&t, "10.0.0.0/8");
+		assert_int_equal(set_of(xrl_tl_seed(&t), idx, x, idf, NSETS, "10.1", flood, N), N);
+		s.src = x;
+		xrl_tl_set_clock(&t, base);
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		assert_int_equal(seen_of(&t, idx, NSETS, x), xrl_seen_word(base) & ~1u);
+		n = m = 0;
+		next_x = base + T;
+		next_new = base + T + 1;
+		next_again = cases[c].again ? next_new + cases[c].again : ~0ull;
+		while (next_x < end) {
+			now = next_x;
+			if (next_new < now)
+				now = next_new;
+			if (next_again < now)
+				now = next_again;
+			xrl_tl_set_clock(&t, now);
+			if (now == next_new) {
+				assert_true(n < N);
+				s.src = flood[n++];
+				assert_int_equal(tl_send(&t, &s), XDP_PASS);
+				next_new += cases[c].gap;
+			} else if (now == next_again) {
+				s.src = flood[m++];
+				tl_send(&t, &s);   /* dropped, or passed when it was replaced */
+				next_again += cases[c].gap;
+			} else {
+				s.src = x;
+				tl_send(&t, &s);
+				next_x += T;
+			}
+		}
+		assert_int_equal(xrl_read_rule_stats(&t.maps, idx, &rs), 0);
+		assert_int_equal(rs.passed + rs.dropped, nx);
+		if (cases[c].restarts >= 0) {
+			assert_int_equal(rs.passed - 1, cases[c].restarts);
+			assert_int_equal(passed_of(&t, idx, x), 1);
+		} else {
+			/* from its first packet after the first W second packets on */
+			assert_true(rs.passed - 1 >= nx - 4);
+		}
+		assert_int_equal(tl_gstats(&t).insert_failed, 0);
+		xrl_tl_close(&t);
+	}
+
+	/* the seen word: a drop in a new tick writes it, one in the same tick writes nothing */
+	assert_int_equal(xrl_tl_open(&t, NSETS * XRL_WAYS4, XRL_MALFORMED_PASS), 0);
+	tl_rules(&t, r);
+	idx = (__u32)xrl_tl_rule_id(&t, "100.64.0.0/10");
+	s.src = x;
+	xrl_tl_set_clock(&t, base);
+	assert_int_equal(tl_send(&t, &s), XDP_PASS);
+	now = base + 5 * (1ull << XRL_SEEN_SHIFT);
+	xrl_tl_set_clock(&t, now);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	assert_int_equal(seen_of(&t, idx, NSETS, x), xrl_seen_word(now));
+	/* the same tick with bit 0 cleared by hand: a write would set it again */
+	w = way_of(&t, idx, NSETS, x);
+	inet_pton(AF_INET, x, &seen);
+	seen = xrl_set_index(xrl_table_hash4(xrl_tl_seed(&t), idx, seen), NSETS);
+	assert_true(w >= 0);
+	assert_int_equal(bpf_map_lookup_elem(t.maps.buckets_v4, &seen, &set), 0);
+	set.w[w].st.seen = xrl_seen_word(now) & ~1u;
+	assert_int_equal(bpf_map_update_elem(t.maps.buckets_v4, &seen, &set, BPF_ANY), 0);
+	xrl_tl_set_clock(&t, now + 1000);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	assert_int_equal(seen_of(&t, idx, NSETS, x), xrl_seen_word(now) & ~1u);
+	xrl_tl_set_clock(&t, now + (1ull << XRL_SEEN_SHIFT));
+	assert_int_equal(tl_send(&t, &s), XDP_DROP);
+	assert_int_equal(seen_of(&t, idx, NSETS, x), xrl_seen_word(now + (1ull << XRL_SEEN_SHIFT)));
+	xrl_tl_close(&t);
+}
+
+/* The IPv6 set index of rule_id's source src (--per 128) in a table of nsets sets. */
+static __u32 set6_of(__u64 seed, __u32 rule_id, const char *src, __u32 nsets)
+{
+	__u32 a[4];
+
+	inet_pton(AF_INET6, src, a);
+	return xrl_set_index(xrl_table_hash6(seed, rule_id, xrl_addr_hash6(seed, a)), nsets);
+}
+
+/*
+ * The same promise in the IPv6 table (W = 4 ways, xrl_insert6): an abuser
+ * sending every 14 ms keeps its bucket against sources of another rule
+ * crafted for its set that send once, every 0.5 ms, and loses it against
+ * ones that send twice every 1.5 ms (3 second packets and a new source
+ * within a gap). Fails on the format-3 policy (second chance).
+ */
+static void test_sighting_bound6(void **state)
+{
+	static const char *const r[] = {
+		"2001:db8::/33 --rate 1/h --burst 1 --per 128",
+		"2001:db8:8000::/33 --rate 1/h --burst 1 --per 128",
+		NULL,
+	};
+	enum { NSETS6 = 16, N = 2100 };
+	static char flood[N][48];
+	static const struct { __u64 gap, again; } cases[] = { { 500000, 0 }, { 1500000, 1100000 } };
+	const __u64 T = 14000000, base = 60000 * SEC_NS, end = base + SEC_NS;
+	struct xrl_pkt_spec s = { .family = 6 };
+	const char *x = "2001:db8::1";
+	struct xrl_rule_stats rs;
+	__u64 next_x, next_new, next_again, now, nx = (end - base - 1) / T + 1;
+	__u32 idx, idf, want;
+	struct xrl_tl t;
+	unsigned c;
+	int n, m, i;
+
+	(void)state;
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		assert_int_equal(xrl_tl_open(&t, NSETS6 * XRL_WAYS6, XRL_MALFORMED_PASS), 0);
+		assert_int_equal(xrl_map_max_entries(t.maps.buckets_v6), NSETS6);
+		tl_rules(&t, r);
+		idx = (__u32)xrl_tl_rule_id(&t, "2001:db8::/33");
+		idf = (__u32)xrl_tl_rule_id(&t, "2001:db8:8000::/33");
+		want = set6_of(xrl_tl_seed(&t), idx, x, NSETS6);
+		for (i = 1, n = 0; i < 200000 && n < N; i++) {
+			snprintf(flood[n], sizeof(flood[n]), "2001:db8:8000:%x::%x", i >> 16, i & 0xffff);
+			if (set6_of(xrl_tl_seed(&t), idf, flood[n], NSETS6) == want)
+				n++;
+		}
+		assert_int_equal(n, N);
+		s.src = x;
+		xrl_tl_set_clock(&t, base);
+		assert_int_equal(tl_send(&t, &s), XDP_PASS);
+		n = m = 0;
+		next_x = base + T;
+		next_new = base + T + 1;
+		next_again = cases[c].again ? next_new + cases[c].again : ~0ull;
+		while (next_x < end) {
+			now = next_x;
+			if (next_new < now)
+				now = next_new;
+			if (next_again < now)
+				now = next_again;
+			xrl_tl_set_clock(&t, now);
+			if (now == next_new) {
+				assert_true(n < N);
+				s.src = flood[n++];
+				assert_int_equal(tl_send(&t, &s), XDP_PASS);
+				next_new += cases[c].gap;
+			} else if (now == next_again) {
+				s.src = flood[m++];
+				tl_send(&t, &s);
+				next_again += cases[c].gap;
+			} else {
+				s.src = x;
+				tl_send(&t, &s);
+				next_x += T;
+			}
+		}
+		assert_int_equal(xrl_read_rule_stats(&t.maps, idx, &rs), 0);
+		assert_int_equal(rs.passed + rs.dropped, nx);
+		if (!cases[c].again)
+			assert_int_equal(rs.passed, 1);
+		else
+			assert_true(rs.passed - 1 >= nx - 4);
+		assert_int_equal(tl_gstats(&t).insert_failed, 0);
+		xrl_tl_close(&t);
+	}
+}
+
 /*
  * Two abusers held to their rates while a million random sources stream
  * through the same table (of 256K entries: each set is refilled ~4 times over), an abuser's
@@ -1093,6 +1353,8 @@ int main(void)
 		cmocka_unit_test(test_preferred_way),
 		cmocka_unit_test(test_seed_crafted_sources),
 		cmocka_unit_test(test_abuser_held_under_stream),
+		cmocka_unit_test(test_sighting_bound),
+		cmocka_unit_test(test_sighting_bound6),
 	};
 
 	return cmocka_run_group_tests_name("xrl XDP program (BPF_PROG_TEST_RUN)", tests, setup, teardown);

@@ -1330,7 +1330,7 @@ static void test_table_key_word(void **state)
 	assert_true(xrl_key_busy(k) & XRL_KEY_BUSY);
 	assert_false(xrl_key_match(xrl_key_busy(k), k));
 	assert_false(xrl_key_live(xrl_key_busy(k)));
-	assert_true(xrl_victim_rank(xrl_key_busy(k), 0, 0) == XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(xrl_key_busy(k), 0, 0, 0) == XRL_RANK_NEVER);
 	assert_true(xrl_key_busy(k) == xrl_key_busy(xrl_key_with_version(k, 7)));
 	assert_true(xrl_key_busy(k) != xrl_key_busy(xrl_key_word(4094, 0xffffffffu)));
 	assert_true(xrl_key_busy(k) != xrl_key_busy(xrl_key_word(4095, 0xfffffffeu)));
@@ -1377,24 +1377,221 @@ static void test_table_key_both_families(void **state)
 		    xrl_key_word(17, xrl_addr_hash6(SEED_A, k4.addr)));
 }
 
-/* Replacement order: empty, then not seen (longest admitted first), then seen; busy never. */
+#define TICK_NS (1ull << XRL_SEEN_SHIFT)
+
+/*
+ * Replacement order (lowest rank goes): empty; then the way seen least
+ * recently (its seen word's tick), a way not looked up after its insert's
+ * tick counted as seen XRL_SEEN_PROBATION ticks earlier; then the one
+ * admitted longest ago; busy never. Stamps a little ahead of now count as
+ * now, far ahead (wrapped) as the oldest.
+ */
 static void test_table_victim_rank(void **state)
 {
-	__u64 k = xrl_key_word(1, 2);
+	__u64 k = xrl_key_word(1, 2), now = 40000 * 1000000000ull;
+	__u32 w = xrl_seen_word(now), ins = w & ~1u, old = xrl_seen_word(now - 5 * TICK_NS);
 
 	(void)state;
-	assert_int_equal(xrl_victim_rank(0, 0, 0), 0);
-	assert_int_equal(xrl_victim_rank(0, 1, 123456), 0);   /* an empty way is empty */
-	assert_true(xrl_victim_rank(XRL_KEY_BUSY, 0, 0) == XRL_RANK_NEVER);
-	assert_true(xrl_victim_rank(k | XRL_KEY_BUSY, 1, 5) == XRL_RANK_NEVER);
-	assert_true(xrl_victim_rank(k, 0, 0) > 0);
-	assert_true(xrl_victim_rank(k, 0, 1000) < xrl_victim_rank(k, 0, 2000));
-	assert_true(xrl_victim_rank(k, 0, ~0ull) < xrl_victim_rank(k, 1, 0));
-	assert_true(xrl_victim_rank(k, 1, 1000) < xrl_victim_rank(k, 1, 2000));
-	assert_true(xrl_victim_rank(k, 1, ~0ull) < XRL_RANK_NEVER);
-	/* the insert counts a seen victim as one: ranks of seen ways are above 2^62 */
-	assert_true(xrl_victim_rank(k, 1, 0) > (1ull << 62));
-	assert_true(xrl_victim_rank(k, 0, ~0ull) <= (1ull << 62));
+	/* the seen word: the tick in bits 1..31, bit 0 looked up; one value per tick */
+	assert_int_equal(w & 1, 1);
+	assert_int_equal(xrl_seen_word(now - now % TICK_NS), xrl_seen_word(now - now % TICK_NS + TICK_NS - 1));
+	assert_int_not_equal(xrl_seen_word(now - now % TICK_NS), xrl_seen_word(now - now % TICK_NS + TICK_NS));
+	assert_true(xrl_seen_now(w, w) && xrl_seen_now(ins, w));
+	assert_false(xrl_seen_now(old, w));
+	assert_int_equal(xrl_seen_age(old, w), 5);
+	assert_int_equal(xrl_seen_age(w, w), 0);
+	assert_int_equal(xrl_seen_age(xrl_seen_word(now + 3 * TICK_NS), w), 0);   /* another CPU's later reading */
+	assert_int_equal(xrl_seen_age(xrl_seen_word(now + (1ull << 40) * TICK_NS / 2048), w),
+			 XRL_SEEN_AGE_MAX);   /* 2^29 ticks ahead: wrapped, the oldest */
+	assert_int_equal(xrl_seen_age(xrl_seen_word(now - 1000000 * TICK_NS), w), 1000000);
+
+	assert_int_equal(xrl_victim_rank(0, 0, 0, now), 0);
+	assert_int_equal(xrl_victim_rank(0, w, now, now), 0);   /* an empty way is empty */
+	assert_true(xrl_victim_rank(XRL_KEY_BUSY, 0, 0, now) == XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(k | XRL_KEY_BUSY, w, 5, now) == XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(k, 0, 0, now) > 0);
+	assert_true(xrl_victim_rank(k, 0, now, 0) > 0);   /* an admission "after" now: still not empty */
+	/* least recently seen first, whatever the admissions: of looked-up ways, and of the others */
+	assert_true(xrl_victim_rank(k, old | 1, now, now) < xrl_victim_rank(k, w, 0, now));
+	assert_true(xrl_victim_rank(k, old & ~1u, now, now) < xrl_victim_rank(k, ins, 0, now));
+	assert_true(xrl_victim_rank(k, xrl_seen_word(now - 6 * TICK_NS), now, now) <
+		    xrl_victim_rank(k, old, 0, now));
+	/* a way not looked up after its insert counts as seen the probation earlier */
+	assert_true(xrl_victim_rank(k, ins, 0, now) < xrl_victim_rank(k, old | 1, now, now));
+	assert_true(xrl_victim_rank(k, ins, 0, now) <
+		    xrl_victim_rank(k, xrl_seen_word(now - (XRL_SEEN_PROBATION - 1) * TICK_NS), now, now));
+	assert_true(xrl_victim_rank(k, xrl_seen_word(now - (XRL_SEEN_PROBATION + 1) * TICK_NS), now, now) <
+		    xrl_victim_rank(k, ins, 0, now));
+	assert_true(xrl_victim_rank(k, 0, now, now) < XRL_RANK_NEVER);   /* the oldest there is */
+	/* one tick and class: the one admitted longest ago */
+	assert_true(xrl_victim_rank(k, ins, now, now) < xrl_victim_rank(k, w, 0, now));
+	assert_true(xrl_victim_rank(k, w, now - 2000000, now) < xrl_victim_rank(k, w, now - 1000000, now));
+	assert_true(xrl_victim_rank(k, ins, now - 2000000, now) < xrl_victim_rank(k, ins, now, now));
+	assert_true(xrl_victim_rank(k, w, 0, now) < XRL_RANK_NEVER);
+	assert_true(xrl_victim_rank(k, w, now, now) < XRL_RANK_NEVER);
+	/* the looked-up bit the insert counts in evicted_seen */
+	assert_int_equal(xrl_rank_seen(xrl_victim_rank(k, w, 0, now)), 1);
+	assert_int_equal(xrl_rank_seen(xrl_victim_rank(k, w, now, now)), 1);
+	assert_int_equal(xrl_rank_seen(xrl_victim_rank(k, ins, 0, now)), 0);
+	assert_int_equal(xrl_rank_seen(xrl_victim_rank(k, ins, now, now)), 0);
+	assert_int_equal(xrl_rank_seen(0), 0);
+}
+
+/* One set as the data path keeps it: the insert's victim choice and the lookups' sightings. */
+struct sim_set {
+	__u64 key[XRL_WAYS4];
+	__u32 seen[XRL_WAYS4];
+	__u64 last[XRL_WAYS4];
+	int evicted_seen;
+};
+
+static void sim_look(struct sim_set *s, int i, __u64 now)
+{
+	if (!xrl_seen_now(s->seen[i], xrl_seen_word(now)))
+		s->seen[i] = xrl_seen_word(now);
+}
+
+/* The insert of source key at now (preferred way 0): the way it took. */
+static int sim_insert(struct sim_set *s, __u64 key, __u64 now)
+{
+	__u64 best = XRL_RANK_NEVER, rank;
+	int i, v = -1;
+
+	for (i = 0; i < XRL_WAYS4; i++) {
+		rank = xrl_victim_rank(s->key[i], s->seen[i], s->last[i], now);
+		if (rank < best) {
+			best = rank;
+			v = i;
+		}
+	}
+	s->evicted_seen += xrl_rank_seen(best);
+	s->key[v] = key;
+	s->seen[v] = xrl_seen_word(now) & ~1u;
+	s->last[v] = now;
+	return v;
+}
+
+static int sim_find(const struct sim_set *s, __u64 key)
+{
+	int i;
+
+	for (i = 0; i < XRL_WAYS4; i++)
+		if (s->key[i] == key)
+			return i;
+	return -1;
+}
+
+/*
+ * A source X held at its limit (admitted once, then dropped) sends every
+ * period ns, its first two packets before any other source (so it was
+ * looked up after its insert); from then on new sources arrive every gap
+ * ns, each sending once, or (twice) again again_ns later (a miss then
+ * inserts it again), for 2000 periods, X's first packet at phase ns into a
+ * tick. Returns how often X had to be inserted again (0: it kept its
+ * bucket throughout); the insert's evicted_seen count in *evicted_seen.
+ */
+static int sim_held(__u64 period, __u64 gap, __u64 again_ns, __u64 phase, int *evicted_seen)
+{
+	struct sim_set s = { 0 };
+	__u64 t0 = 40000 * 1000000000ull, x = xrl_key_word(1, 1), next_x, next_new, next_again, now, end;
+	__u32 n = 0, m = 0;
+	int restarts = 0, i;
+
+	t0 = t0 - t0 % TICK_NS + phase;
+	sim_insert(&s, x, t0);
+	end = t0 + 2000 * period;
+	next_x = t0 + period;
+	next_new = t0 + period + 1;
+	next_again = again_ns ? next_new + again_ns : ~0ull;
+	while (next_x < end) {
+		now = next_x;
+		if (next_new < now)
+			now = next_new;
+		if (next_again < now)
+			now = next_again;
+		if (now == next_new) {
+			sim_insert(&s, xrl_key_word(2, ++n), now);
+			next_new += gap;
+		} else if (now == next_again) {
+			i = sim_find(&s, xrl_key_word(2, ++m));
+			if (i < 0)
+				sim_insert(&s, xrl_key_word(2, m), now);
+			else
+				sim_look(&s, i, now);
+			next_again += gap;
+		} else {
+			i = sim_find(&s, x);
+			if (i < 0) {
+				restarts++;
+				sim_insert(&s, x, now);
+			} else {
+				sim_look(&s, i, now);
+			}
+			next_x += period;
+		}
+	}
+	*evicted_seen = s.evicted_seen;
+	return restarts;
+}
+
+/*
+ * The promise to a source X seen every T (after a lookup in a later tick
+ * than its insert): sources that send once replace each other, never it
+ * (T shorter than the probation, 8.6 s), however fast they come; sources
+ * that send twice replace it only when W of them are seen in a window
+ * shorter than T, W - 1 of them on their second packet and the last a new
+ * one. T = 14 ms: new sources once every 0.1 ms (140 a T) never; twice
+ * (again 1.1 ms later) every 2.5 ms never (7 second packets span 15 ms),
+ * every 1.5 ms every period. T = 2 s against one-shot sources every 1 ms:
+ * never. Under the earlier policy (second chance, then the longest
+ * admitted), two inserts between two of X's packets replaced it whatever T.
+ */
+static void test_table_lru_bound(void **state)
+{
+	static const __u64 phases[] = { 0, 1, 300000, 524288, 1048575 };
+	unsigned p;
+	int es;
+
+	(void)state;
+	for (p = 0; p < sizeof(phases) / sizeof(phases[0]); p++) {
+		assert_int_equal(sim_held(14000000, 100000, 0, phases[p], &es), 0);
+		assert_int_equal(es, 0);
+		assert_int_equal(sim_held(14000000, 2500000, 1100000, phases[p], &es), 0);
+		assert_int_equal(sim_held(14000000, 1500000, 1100000, phases[p], &es), 1998);
+		assert_true(es >= 1);   /* X the first time (later before a lookup), and the flood's */
+	}
+	assert_int_equal(sim_held(2000000000ull, 1000000, 0, 0, &es), 0);
+}
+
+/*
+ * The probation's end: a source looked up once counts as seen later than
+ * every source inserted less than XRL_SEEN_PROBATION ticks after that
+ * lookup and not looked up since, so new sources that send once replace
+ * those first; once every other way holds one inserted more than the
+ * probation after its lookup, it goes (counted in evicted_seen).
+ */
+static void test_table_probation(void **state)
+{
+	struct sim_set s = { 0 };
+	__u64 t = 40000 * 1000000000ull, x = xrl_key_word(1, 1), look = t + 2 * TICK_NS;
+	__u64 early = look + (XRL_SEEN_PROBATION - 1) * TICK_NS, late = look + (XRL_SEEN_PROBATION + 1) * TICK_NS;
+	__u32 i;
+
+	(void)state;
+	sim_insert(&s, x, t);
+	sim_look(&s, sim_find(&s, x), look);
+	for (i = 1; i < XRL_WAYS4; i++)
+		sim_insert(&s, xrl_key_word(2, i), early);
+	sim_insert(&s, xrl_key_word(2, 100), early);
+	assert_int_not_equal(sim_find(&s, x), -1);
+	assert_int_equal(sim_find(&s, xrl_key_word(2, 1)), -1);
+	for (i = 0; i < XRL_WAYS4 - 1; i++)
+		sim_insert(&s, xrl_key_word(3, i), late);   /* they replace the early ones */
+	assert_int_not_equal(sim_find(&s, x), -1);
+	assert_int_equal(s.evicted_seen, 0);
+	sim_insert(&s, xrl_key_word(3, 100), late);
+	assert_int_equal(sim_find(&s, x), -1);
+	assert_int_equal(s.evicted_seen, 1);
 }
 
 int main(void)
@@ -1429,6 +1626,8 @@ int main(void)
 		cmocka_unit_test(test_table_key_word),
 		cmocka_unit_test(test_table_way_hit),
 		cmocka_unit_test(test_table_victim_rank),
+		cmocka_unit_test(test_table_lru_bound),
+		cmocka_unit_test(test_table_probation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
