@@ -12,13 +12,19 @@ static struct xrl_rule_def cur[XRL_MAX_RULES];
 static __u32 cur_ids[XRL_MAX_RULES];
 static struct xrl_rule_stats cur_stats[XRL_MAX_RULES];
 
-/* Lock, open, read the rule set. Returns 0 or an exit code (already reported). */
+/*
+ * Lock, open, read the rule set. Returns 0 or an exit code (already
+ * reported). A change takes the rule writers' lock, which keeps no reader
+ * (list, save, stats, the exporter) waiting.
+ */
 static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
 {
-	int rc = xrl_instance_begin(ctx, m, write), err;
+	char why[XRL_INSTANCE_ERRLEN];
+	int err;
 
-	if (rc)
-		return rc;
+	if (xrl_instance_open(xrl_ctx_instance(ctx), write ? XRL_LOCK_RULES : XRL_LOCK_SHARED,
+			      XRL_WAIT_FOREVER, 0, m, why, sizeof(why)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
 	err = xrl_ruleset_read(m, cur, cur_ids, n);
 	if (err) {
 		xrl_instance_end(ctx, m);

@@ -275,6 +275,28 @@ int xrl_instance_maps(const struct xrl_instance *in, unsigned flags, struct xrl_
 	return 0;
 }
 
+/*
+ * The rule writers' lock, taken while the instance is held shared (so the
+ * directory cannot go: detach waits for the shared lock). 0 or -errno.
+ */
+static int lock_rules(struct xrl_instance *in, int timeout_ms)
+{
+	char path[512];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", in->pin_dir, XRL_RULES_LOCK_DIR);
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	in->rules_fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (in->rules_fd < 0)
+		return -errno;
+	if ((rc = flock_wait(in->rules_fd, LOCK_EX, timeout_ms))) {
+		close(in->rules_fd);
+		in->rules_fd = -1;
+	}
+	return rc;
+}
+
 int xrl_instance_open(struct xrl_instance *in, enum xrl_lock_mode lock, int timeout_ms,
 		      unsigned flags, struct xrl_maps *m, char *err, size_t errlen)
 {
@@ -282,9 +304,14 @@ int xrl_instance_open(struct xrl_instance *in, enum xrl_lock_mode lock, int time
 
 	err[0] = 0;
 	in->lock_fd = -1;
+	in->rules_fd = -1;
 	if (lock != XRL_LOCK_NONE) {
 		rc = lock_dir(in, flags & XRL_OPEN_CREATE, lock == XRL_LOCK_EXCLUSIVE ? LOCK_EX : LOCK_SH,
 			      timeout_ms, err, errlen);
+		if (!rc && lock == XRL_LOCK_RULES && (rc = lock_rules(in, timeout_ms))) {
+			close(in->lock_fd);
+			in->lock_fd = -1;
+		}
 		if (rc == -ENOENT)
 			return not_attached(in, err, errlen);
 		if (rc == -EBUSY)
@@ -317,9 +344,12 @@ void xrl_instance_close(struct xrl_instance *in, struct xrl_maps *m)
 {
 	if (m)
 		xrl_maps_close(m);
+	if (in->lock_fd >= 0 && in->rules_fd >= 0)
+		close(in->rules_fd);
 	if (in->lock_fd >= 0)
 		close(in->lock_fd);
 	in->lock_fd = -1;
+	in->rules_fd = -1;
 }
 
 void xrl_instance_unpin(const struct xrl_instance *in)
@@ -331,6 +361,8 @@ void xrl_instance_unpin(const struct xrl_instance *in)
 		snprintf(path, sizeof(path), "%s/%s", in->pin_dir, xrl_map_names[i]);
 		unlink(path);
 	}
+	snprintf(path, sizeof(path), "%s/%s", in->pin_dir, XRL_RULES_LOCK_DIR);
+	rmdir(path);
 	rmdir(in->pin_dir);
 	/*
 	 * XRL_PIN_ROOT stays (0700, root's) even when no instance is left: gone,
