@@ -989,6 +989,63 @@ static void test_rules_file_nul(void **state)
 	unlink(path);
 }
 
+/*
+ * A rules file is read whole or refused, never cut short: a line over 1022
+ * characters is refused at its line number as soon as it passes the limit
+ * (it used to be read whole first, and getline's ENOMEM on a huge line was
+ * taken for the end of the file: the lines before it loaded, the rest were
+ * dropped), an endless file (/dev/zero) is refused at once, and a read
+ * error is an error, not an end (*count untouched in every case).
+ */
+static void test_rules_file_whole_or_nothing(void **state)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static char data[8192];
+	char path[64], err[XRL_ERRLEN];
+	size_t n;
+	int count;
+
+	(void)state;
+	/* the longest line accepted: 1022 characters, a rule and a comment */
+	n = (size_t)snprintf(data, sizeof(data), "10.1.0.0/16 --deny # ");
+	memset(data + n, 'x', 1022 - n);
+	n = 1022;
+	n += (size_t)snprintf(data + n, sizeof(data) - n, "\n10.2.0.0/16 --deny\n");
+	write_file(path, sizeof(path), data, n);
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 2);
+	unlink(path);
+	/* one more character on a line in the middle: refused at that line */
+	n = (size_t)snprintf(data, sizeof(data), "10.1.0.0/16 --deny\n10.2.0.0/16 --deny\n10.3.0.0/16 --deny # ");
+	memset(data + n, 'x', 2000);
+	n += 2000;
+	n += (size_t)snprintf(data + n, sizeof(data) - n, "\n10.4.0.0/16 --deny\n");
+	write_file(path, sizeof(path), data, n);
+	count = -7;
+	err[0] = 0;
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "a 2000-character line 3", err, ":3: line longer than 1022 characters");
+	check_err("rule file", "a 2000-character line 3", err, path);
+	assert_int_equal(count, -7);
+	unlink(path);
+	/* endless: refused at its first byte, not read until memory runs out */
+	count = -7;
+	assert_int_equal(xrl_rules_read_file("/dev/zero", defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "/dev/zero", err, "/dev/zero:1: NUL byte at column 1");
+	assert_int_equal(count, -7);
+	/* a read error is not the end of an (empty) file: /proc/self/mem fails at offset 0 */
+	count = -7;
+	assert_int_equal(xrl_rules_read_file("/proc/self/mem", defs, &count, err, sizeof(err)), -EIO);
+	check_err("rule file", "/proc/self/mem", err, "cannot read /proc/self/mem: Input/output error");
+	assert_int_equal(count, -7);
+	/* a rule given twice names the line that repeats it, whatever lies between */
+	write_file(path, sizeof(path), BYTES("10.1.0.0/16 --deny\n10.2.0.0/16 --deny\n10.3.0.0/16 --deny\n"
+					     "10.2.0.0/16 --rate 5/s\n10.1.0.0/16 --allow\n"));
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "10.2 twice", err, ":4: rule 10.2.0.0/16 appears twice");
+	unlink(path);
+}
+
 /* Parsing again after an error starts afresh (getopt state is reset). */
 static void test_rule_parse_repeated(void **state)
 {
@@ -1584,6 +1641,7 @@ int main(void)
 		cmocka_unit_test(test_rule_option_twice),
 		cmocka_unit_test(test_rule_no_abbreviations),
 		cmocka_unit_test(test_rules_file_nul),
+		cmocka_unit_test(test_rules_file_whole_or_nothing),
 		cmocka_unit_test(test_default_rules_file),
 		cmocka_unit_test(test_opts_nested_usage),
 		cmocka_unit_test(test_opts_engine),

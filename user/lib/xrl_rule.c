@@ -943,7 +943,7 @@ int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n
  * One line of f into buf (RULE_LINE_MAX + 1 bytes), never more: a line is
  * refused as soon as it passes the limit, so no line, however long (or
  * endless, as /dev/zero's), is read whole. 1 a line (*nul: the column of
- * its first NUL byte, 0 for none), 0 the end of the file, -E2BIG a line
+ * its first NUL byte, where reading stopped; 0 for none), 0 the end of the file, -E2BIG a line
  * too long, -errno a read error (an error is never taken for the end).
  */
 static int read_rule_line(FILE *f, char *buf, int *nul)
@@ -965,8 +965,11 @@ static int read_rule_line(FILE *f, char *buf, int *nul)
 			buf[len] = 0;
 			return 1;
 		}
-		if (c == 0 && !*nul)
-			*nul = (int)len + 1;
+		if (c == 0) {
+			*nul = (int)len + 1;   /* refused there: the rest of the line is not read */
+			buf[len] = 0;
+			return 1;
+		}
 		if (len == RULE_LINE_MAX)
 			return -E2BIG;
 		buf[len++] = (char)c;
