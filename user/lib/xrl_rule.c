@@ -299,6 +299,13 @@ static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *
 	return 0;
 }
 
+/* a word that changes no field: rule_check reads that it was given */
+static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	(void)o, (void)arg, (void)obj, (void)err, (void)errlen;
+	return 0;
+}
+
 #define ADD   (1u << XRL_RULE_ADD)
 #define MATCH (1u << XRL_RULE_MATCH)
 #define DEF(member) XRL_OPT_FIELD(struct xrl_rule_def, member)
@@ -310,7 +317,7 @@ enum {
 	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
 	RO_GLOBAL,
 	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_N,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_N,
 };
 
 static const struct xrl_opt rule_opts[RO_N] = {
@@ -362,6 +369,9 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		       .modes = ADD, .max = XRL_MAX_BLOCK_S, .val = XRL_P_BLOCK,
 		       .what = "--block duration",
 		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h" },
+	/* stores nothing: a --block rule whose sources are not proven needs it (rule_check) */
+	[RO_BLOCK_SPOOFABLE] = { "block-spoofable", 0, NULL, opt_given, .modes = ADD,
+				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -506,6 +516,15 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 			d->total_burst = per_sec ? (__u32)per_sec : 1;
 		}
 	}
+	if (GIVEN(RO_BLOCK_SPOOFABLE) && !GIVEN(RO_BLOCK))
+		return xrl_fail(err, errlen, "--block-spoofable goes with --block DURATION (it accepts that a spoofed source can trigger the block)");
+	if (GIVEN(RO_BLOCK) && !xrl_rule_source_proven(d) && !GIVEN(RO_BLOCK_SPOOFABLE)) {
+		char dur[32];
+
+		xrl_duration_format(d->block_ns, dur, sizeof(dur));
+		return xrl_fail(err, errlen, "--block on this rule can be triggered by spoofed packets: its packets' source addresses are not proven (UDP, ICMP and TCP SYNs need no handshake), so anyone can send in a victim's name and shut the victim out for %s; add --block-spoofable to block anyway",
+				dur);
+	}
 	if (GIVEN(RO_PER)) {
 		if (d->per_len > (d->family == 4 ? 32 : 128))
 			return xrl_fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
@@ -649,9 +668,22 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 
 		xrl_duration_format(d->block_ns, dur, sizeof(dur));
 		n += snprintf(buf + n, len - n, " --block %s", dur);
+		if (!xrl_rule_source_proven(d) && n < len)
+			n += snprintf(buf + n, len - n, " --block-spoofable");
 	}
 	if ((d->policy & XRL_P_SHADOW) && n < len)
 		snprintf(buf + n, len - n, " --shadow");
+}
+
+bool xrl_rule_source_proven(const struct xrl_rule_def *d)
+{
+	/*
+	 * No rule proves its sources yet: the data path sees each packet alone,
+	 * and any packet's source address can be forged. TCP behind the SYN
+	 * proxy, after a completed handshake, will be the proven case.
+	 */
+	(void)d;
+	return false;
 }
 
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)

@@ -85,6 +85,14 @@ bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def
  * twice in O(n log n).
  */
 int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+/*
+ * Are the rule's packets all from sources proven to own their address?
+ * --block on any other rule can be triggered by packets spoofing a
+ * victim's address, so it takes --block-spoofable (and xrl_rule_format
+ * writes it back). None is yet: TCP after a handshake behind a SYN proxy
+ * will be.
+ */
+bool xrl_rule_source_proven(const struct xrl_rule_def *d);
 /* Same parameters too (rate, burst, ...): its buckets stay valid. */
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 
