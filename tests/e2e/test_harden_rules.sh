@@ -14,6 +14,8 @@
 #      change's write of its definitions, under the rule writers' lock):
 #      `rule list` and `stats` answer at once, with the old set
 #   4. scale: with 4095 IPv4 or IPv6 rules, one `rule add` takes under 0.5 s
+#   5. counters: a shadow rule's rows after --shadow is removed start at 0;
+#      a rule added again unchanged keeps its counts
 #
 #   XRL=path/to/xrl bash tests/e2e/test_harden_rules.sh
 #
@@ -45,7 +47,7 @@ cleanup() {
 }
 
 xrlt_require_root
-xrlt_require_cmd ip jq strace prlimit
+xrlt_require_cmd ip jq strace prlimit bpftool python3
 xrlt_require_bpf
 [ -x "$XRL" ] || xrlt_fail "xrl CLI not found at $XRL (make build/xrl, or set XRL=)"
 [ ! -e "$PIN_ROOT/$I" ] || xrlt_fail "$PIN_ROOT/$I exists already: not mine, not touching it"
@@ -177,6 +179,38 @@ for i in range(4095):
 	[ "$RC" = 0 ] && [ "$ms" -lt 500 ] && [ "$("$XRL" --instance "$I" rule save | grep -vc '^#')" = 4096 ] &&
 		ok "IPv$fam: one rule add at 4095 rules took $ms ms (bound 500)" || bad "IPv$fam: rule add at 4095 rules: exit $RC, $ms ms: $ERR"
 done
+
+# ================================================================ 5. counters
+section "5. a changed rule's counters start afresh; an unchanged one keeps them"
+must "$I" rule load "$XRLT_TMP/base.rules"
+must "$I" rule add 10.1.0.0/16 --rate 1/h --burst 1 --shadow
+# one UDP frame from 10.1.0.9, run through the attached program (BPF_PROG_TEST_RUN)
+python3 - >"$XRLT_TMP/frame" <<'EOF2' || xrlt_fail "cannot write the test frame"
+import struct, sys
+payload = bytes(18)
+udp = struct.pack('!HHHH', 40000, 9, 8 + len(payload), 0) + payload
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, bytes([10, 1, 0, 9]), bytes([198, 18, 255, 254]))
+s = sum(struct.unpack('!10H', ip))
+s = (s & 0xffff) + (s >> 16)
+ip = ip[:10] + struct.pack('!H', ~s & 0xffff) + ip[12:]
+sys.stdout.buffer.write(bytes.fromhex('00005e005301' '020000000001' '0800') + ip + udp)
+EOF2
+send() {
+	local id k
+	id=$("$XRL" --instance "$I" --json status | jq -r '.[0].interfaces[0].program_id')
+	for k in $(seq "$1"); do bpftool prog run id "$id" data_in "$XRLT_TMP/frame" >/dev/null 2>&1; done
+}
+row() { "$XRL" --instance "$I" --json stats | jq -c '.rules[] | select(.prefix == "10.1.0.0/16") | {passed, dropped, shadow_dropped}'; }
+send 3
+[ "$(row)" = '{"passed":1,"dropped":0,"shadow_dropped":2}' ] && ok "shadow rule: 3 frames over a burst of 1, 2 would-drops: $(row)" ||
+	bad "shadow rule after 3 frames: $(row)"
+must "$I" rule add 10.1.0.0/16 --rate 1/h --burst 1
+[ "$(row)" = '{"passed":0,"dropped":0,"shadow_dropped":0}' ] && ok "--shadow removed: the rule's rows start afresh: $(row)" ||
+	bad "--shadow removed: the rule's rows carry $(row)"
+send 2
+must "$I" rule add 10.1.0.0/16 --rate 1/h --burst 1
+[ "$(row)" = '{"passed":1,"dropped":1,"shadow_dropped":0}' ] && ok "the same rule added again (unchanged) keeps its counts: $(row)" ||
+	bad "the same rule added again: $(row)"
 
 section "cleanup"
 xrlt_cleanup
