@@ -44,6 +44,7 @@ cleanup() {
 	[ -d "$PIN_ROOT/$I" ] && "$XRL" --instance "$I" detach "$V" >/dev/null 2>&1
 	[ -e "$PIN_ROOT/$I" ] && { xrlt_warn "pins left in $PIN_ROOT/$I: removing them"; rm -rf "${PIN_ROOT:?}/$I"; }
 	ip link del "$V" 2>/dev/null
+	rm -f "/run/xrl/$I.rules.lock"
 	return 0
 }
 

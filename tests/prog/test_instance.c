@@ -135,7 +135,7 @@ static void test_lock_modes(void **state)
  * A rule change's lock (XRL_LOCK_RULES) keeps other rule changes out and
  * lets readers in: a reader never waits for a change (a change used to
  * hold the instance exclusive). Attach and detach (exclusive) wait for it,
- * and it for them. The instance's unpin removes the lock's directory too.
+ * and it for them. The lock is a file of XRL_RUN_DIR, nothing in bpffs.
  */
 static void test_lock_rules(void **state)
 {
@@ -147,14 +147,16 @@ static void test_lock_rules(void **state)
 	assert_int_equal(xrl_instance_open(&w, XRL_LOCK_RULES, 0, XRL_OPEN_CREATE, NULL, err,
 					   sizeof(err)), 0);
 	assert_true(w.lock_fd >= 0 && w.rules_fd >= 0);
-	snprintf(path, sizeof(path), "%s/%s", dir, XRL_RULES_LOCK_DIR);
+	snprintf(path, sizeof(path), "%s/%s.rules.lock", XRL_RUN_DIR, name);
 	assert_int_equal(lstat(path, &st), 0);
-	assert_true(S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
 	/* readers get in at once */
 	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_SHARED, 0, 0, NULL, err, sizeof(err)), 0);
 	xrl_instance_close(&r, NULL);
 	/* another change waits, and holds nothing while it does */
 	assert_int_equal(xrl_instance_open(&c, XRL_LOCK_RULES, 50, 0, NULL, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "locked by another rule change for over 50 ms"));
+	assert_non_null(strstr(err, path));
 	assert_int_equal(c.lock_fd, -1);
 	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), -EBUSY);
 	xrl_instance_close(&w, NULL);
@@ -166,9 +168,11 @@ static void test_lock_rules(void **state)
 	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), 0);
 	assert_int_equal(xrl_instance_open(&c, XRL_LOCK_RULES, 0, 0, NULL, err, sizeof(err)), -EBUSY);
 	xrl_instance_close(&r, NULL);
+	/* nothing of the lock in the instance's directory: an unpin removes it whole */
 	xrl_instance_unpin(&r);
 	assert_int_equal(lstat(dir, &st), -1);
 	assert_int_equal(mkdir(dir, 0700), 0);   /* as the tests after this one find it */
+	unlink(path);
 }
 
 /* The maps: no interface recorded (-ENODEV unless XRL_OPEN_NO_IFACE), then one. */

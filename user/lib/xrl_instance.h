@@ -28,8 +28,7 @@ struct xrl_instance {
 	int rules_fd;          /* XRL_LOCK_RULES: the rule writers' lock; read only while lock_fd >= 0 */
 };
 
-/* The rule writers' lock: a directory in the instance's (bpffs holds only pins and directories). */
-#define XRL_RULES_LOCK_DIR "rules_lock"
+
 
 enum xrl_lock_mode {
 	XRL_LOCK_NONE,         /* no lock (status; a daemon that locks around each read) */
@@ -38,7 +37,9 @@ enum xrl_lock_mode {
 	/*
 	 * Rule changes: shared on the instance (attach and detach wait for
 	 * them, they for attach and detach) and exclusive among rule changes
-	 * only, on XRL_RULES_LOCK_DIR. Readers are not kept waiting: a change
+	 * only, on XRL_RUN_DIR/NAME.rules.lock (bpffs holds only pins and
+	 * directories, and nothing is left in the instance's directory that a
+	 * detach would have to know of). Readers are not kept waiting: a change
 	 * writes the next generation beside the one in force and switches with
 	 * one store (xrl_ruleset_apply), so readers see the one or the other.
 	 */
