@@ -28,8 +28,6 @@ struct xrl_instance {
 	int rules_fd;          /* XRL_LOCK_RULES: the rule writers' lock; read only while lock_fd >= 0 */
 };
 
-
-
 enum xrl_lock_mode {
 	XRL_LOCK_NONE,         /* no lock (status; a daemon that locks around each read) */
 	XRL_LOCK_SHARED,       /* readers of the rule set */
