@@ -225,8 +225,8 @@ static unsigned long long log_map_bytes;   /* memlock of xrl_logs (XRL_LOG_SOURC
  * source (dropped on the lookup) and a shadow rule's would-drop (passed).
  */
 static const char *const policy_rules[] = {
-	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --block 1h",
-	"203.0.113.0/24 --rate 1/h --burst 1 --block 1h",
+	"198.51.100.0/24 --rate 10000000/s --burst 4294967295 --block 1h --block-spoofable",
+	"203.0.113.0/24 --rate 1/h --burst 1 --block 1h --block-spoofable",
 	"198.18.0.0/16 --rate 1/h --burst 1 --shadow",
 	NULL,
 };

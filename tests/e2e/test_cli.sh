@@ -406,7 +406,16 @@ jqe 'length == 5 and ([.[] | select(.prefix == "10.0.0.0/8")] | length == 1 and 
 	"$XRLT_TMP/list3.json" >/dev/null 2>&1 &&
 	ok "rule del removed exactly the named rules (10.0.0.0/8 --syn kept): 5 left" ||
 	bad "after 3 rule del: $(jq -c 'map(.prefix)' "$XRLT_TMP/list3.json")"
-refuse 1 "10.0.0.0/8" "$A" rule del 10.0.0.0/8    # only the --syn rule of 10.0.0.0/8 is left
+# only the --syn rule of 10.0.0.0/8 is left: the refusal names it, its id, and how to name it
+syn_id=$(jq -r '.[] | select(.prefix == "10.0.0.0/8") | .id' "$XRLT_TMP/list3.json")
+refuse 1 "10.0.0.0/8|10.0.0.0/8 --syn (id $syn_id)|xrl rule del $syn_id" "$A" rule del 10.0.0.0/8
+# a rule named by its id (rule list's ID column): deleted, and the output says which rule
+xr "$A" rule del "$syn_id"
+[ "$RC" = 0 ] && [[ $OUT == "xrl: rule deleted: 10.0.0.0/8 --syn --rate "*"(id $syn_id)" ]] &&
+	! xa --json rule list | jq -e '.[] | select(.prefix == "10.0.0.0/8")' >/dev/null 2>&1 &&
+	ok "rule del $syn_id (an id) deleted 10.0.0.0/8 --syn and says so: $OUT" || bad "rule del $syn_id: exit $RC: $OUT $ERR"
+refuse 1 "no rule with id $syn_id" "$A" rule del "$syn_id"
+refuse 2 "rule id" "$A" rule del 4096
 
 must "$A" rule load "$XRLT_TMP/s1.rules"
 [ "$(echo "$SAVED_SET" | jq length)" = 8 ] && [ "$(list_set "$A")" = "$SAVED_SET" ] && ok "after rule load of the saved file, rule list equals the saved set" ||

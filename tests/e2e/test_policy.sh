@@ -197,7 +197,7 @@ must rule del 198.18.3.0/24
 
 # ================================================================ 4. block
 section "4. --block"
-must rule add 198.18.4.0/24 --rate 1/h --burst 5 --block 30s
+must rule add 198.18.4.0/24 --rate 1/h --burst 5 --block 30s --block-spoofable
 send 198.18.4.1 10 abuser
 t_sent=$(date +%s.%N)
 # A time left shown now is at most 30 s less the time since the frames were sent (the block
@@ -241,19 +241,23 @@ send 198.18.4.1 3 again
 [ "$(rs 198.18.4.0/24 blocked)" = 6 ] && xp --json block list | jq -e 'length == 1 and .[0].source == "198.18.4.1"' >/dev/null &&
 	ok "released, its bucket still empty: its next drop blocks it again (1 dropped, 2 blocked)" ||
 	bad "after release: $(xp --json stats | jq -c '.rules[] | select(.prefix == "198.18.4.0/24")') $(xp --json block list)"
-# a change of the rule ends its blocks (its buckets restart full too)
-must rule add 198.18.4.0/24 --rate 1/h --burst 5 --block 40s
+curl -s "http://127.0.0.1:$MPORT/metrics" >"$XRLT_TMP/metrics"
+grep -qE "^xrl_blocked_total\{instance=\"$P\",rule=\"198.18.4.0/24\"\} 6$" "$XRLT_TMP/metrics" &&
+	ok "/metrics: xrl_blocked_total of the rule is 6" || bad "/metrics: $(grep blocked "$XRLT_TMP/metrics" | tail -2 | tr '\n' ' ')"
+# a change of the rule ends its blocks (its buckets restart full too), and its counters start afresh
+must rule add 198.18.4.0/24 --rate 1/h --burst 5 --block 40s --block-spoofable
 why=()
 xp --json block list | jq -e 'map(select(.source == "198.18.4.1")) | length == 0' >/dev/null || why+=("still listed: $(xp --json block list)")
 wait_log 198.18.4.1 "blocked,released,blocked,released" box || why+=("daemon log: [$(evlines 198.18.4.1 box)]")
 jq -se 'map(select(.source == "198.18.4.1" and .msg == "released")) | .[-1].by == "rule change"' "$DLOG" >/dev/null ||
 	why+=("last released line: $(grep -F 198.18.4.1 "$DLOG" | tail -1)")
 verdict "a change of the rule (--block 30s -> 40s) releases its blocked source: not listed, the daemon logs released by rule change" "${why[@]}"
-curl -s "http://127.0.0.1:$MPORT/metrics" >"$XRLT_TMP/metrics"
-grep -qE "^xrl_blocked_total\{instance=\"$P\",rule=\"198.18.4.0/24\"\} 6$" "$XRLT_TMP/metrics" &&
-	ok "/metrics: xrl_blocked_total of the rule is 6" || bad "/metrics: $(grep blocked "$XRLT_TMP/metrics" | tail -2 | tr '\n' ' ')"
+xp --json stats | jq -e '.rules[] | select(.prefix == "198.18.4.0/24") | .passed == 0 and .dropped == 0 and .blocked == 0' >/dev/null &&
+	curl -s "http://127.0.0.1:$MPORT/metrics" | grep -qE "^xrl_blocked_total\{instance=\"$P\",rule=\"198.18.4.0/24\"\} 0$" &&
+	ok "the changed rule counts afresh: passed, dropped, blocked 0 in stats --json and /metrics" ||
+	bad "the changed rule's counters: $(xp --json stats | jq -c '.rules[] | select(.prefix == "198.18.4.0/24")')"
 # the block holds for its whole duration, though the bucket refills in it, and ends on its own
-must rule add 198.18.7.0/24 --rate 2/s --burst 2 --block 5s
+must rule add 198.18.7.0/24 --rate 2/s --burst 2 --block 5s --block-spoofable
 t0=$(date +%s.%N)
 send 198.18.7.1 4 expiry1
 why=()
@@ -283,7 +287,7 @@ send 198.18.7.1 2 expiry3
 verdict "the block ends on its own after 5 s: the daemon logs released by expiry, block list no longer shows it, and its bucket passes 2 frames again" "${why[@]}"
 must rule del 198.18.7.0/24
 # IPv6, --per 64: the /64 is the source; an address in it names it for del
-must rule add 2001:db8:100::/48 --rate 1/h --burst 2 --block 1m
+must rule add 2001:db8:100::/48 --rate 1/h --burst 2 --block 1m --block-spoofable
 send 2001:db8:100:1::1 4 v6
 why=()
 xp --json block list | jq -e 'map(select(.source == "2001:db8:100:1::/64")) | length == 1' >/dev/null || why+=("block list: $(xp --json block list)")
@@ -292,7 +296,7 @@ xr block del 2001:db8:100:1::77
 xp --json block list | jq -e 'map(select(.source == "2001:db8:100:1::/64")) | length == 0' >/dev/null || why+=("still listed: $(xp --json block list)")
 verdict "IPv6 --per 64 --block 1m: the /64 is blocked; block del of another address of the /64 releases it" "${why[@]}"
 # a shadow rule's block: counted, listed, passed
-must rule add 198.18.6.0/24 --rate 1/h --burst 2 --block 1m --shadow
+must rule add 198.18.6.0/24 --rate 1/h --burst 2 --block 1m --shadow --block-spoofable
 d0=$(xp --json stats | jq .dropped)
 send 198.18.6.1 6 shadowblock
 why=()

@@ -351,7 +351,7 @@ BLOCK_B=198.18.0.31
 MPORT=$((20000 + ($$ + 4099) % 20000))   # the daemon's /metrics, on loopback
 xrl rule add "$SHADOW_SRC/32" --rate "$RATE/s" --burst 20 --shadow >/dev/null 2>"$XRLT_TMP/rule.err" ||
 	xrlt_fail "rule add --shadow failed: $(cat "$XRLT_TMP/rule.err")"
-xrl rule add "$BLOCK_A/31" --rate 1/h --burst 5 --per 32 --block 30s >/dev/null 2>"$XRLT_TMP/rule.err" ||
+xrl rule add "$BLOCK_A/31" --rate 1/h --burst 5 --per 32 --block 30s --block-spoofable >/dev/null 2>"$XRLT_TMP/rule.err" ||
 	xrlt_fail "rule add --block failed: $(cat "$XRLT_TMP/rule.err")"
 "$XRL" --instance "$INSTANCE" daemon --metrics "127.0.0.1:$MPORT" >"$XRLT_TMP/daemon.log" 2>&1 &
 xrlt_track $!

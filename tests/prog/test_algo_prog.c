@@ -442,7 +442,7 @@ static void test_algo_metrics_label(void **state)
 	static const char *const r[] = {
 		"100.64.0.0/24 --rate 2/s --algo sliding-window",
 		"100.65.0.0/24 --rate 2/s",
-		"100.66.0.0/24 --rate 2/s --algo fixed-window --shadow --block 30s",
+		"100.66.0.0/24 --rate 2/s --algo fixed-window --shadow --block 30s --block-spoofable",
 		NULL,
 	};
 	const struct xrl_pkt_spec a = { .family = 4, .src = "100.64.0.12" };

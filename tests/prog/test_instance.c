@@ -131,6 +131,50 @@ static void test_lock_modes(void **state)
 	xrl_instance_close(&w, NULL);
 }
 
+/*
+ * A rule change's lock (XRL_LOCK_RULES) keeps other rule changes out and
+ * lets readers in: a reader never waits for a change (a change used to
+ * hold the instance exclusive). Attach and detach (exclusive) wait for it,
+ * and it for them. The lock is a file of XRL_RUN_DIR, nothing in bpffs.
+ */
+static void test_lock_rules(void **state)
+{
+	struct xrl_instance w = inst(), c = inst(), r = inst();
+	char err[XRL_INSTANCE_ERRLEN], path[512];
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(xrl_instance_open(&w, XRL_LOCK_RULES, 0, XRL_OPEN_CREATE, NULL, err,
+					   sizeof(err)), 0);
+	assert_true(w.lock_fd >= 0 && w.rules_fd >= 0);
+	snprintf(path, sizeof(path), "%s/%s.rules.lock", XRL_RUN_DIR, name);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600);
+	/* readers get in at once */
+	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_SHARED, 0, 0, NULL, err, sizeof(err)), 0);
+	xrl_instance_close(&r, NULL);
+	/* another change waits, and holds nothing while it does */
+	assert_int_equal(xrl_instance_open(&c, XRL_LOCK_RULES, 50, 0, NULL, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "locked by another rule change for over 50 ms"));
+	assert_non_null(strstr(err, path));
+	assert_int_equal(c.lock_fd, -1);
+	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), -EBUSY);
+	xrl_instance_close(&w, NULL);
+	assert_int_equal(w.lock_fd, -1);
+	assert_int_equal(w.rules_fd, -1);
+	/* released: the next change gets in; an exclusive holder keeps it out */
+	assert_int_equal(xrl_instance_open(&c, XRL_LOCK_RULES, 0, 0, NULL, err, sizeof(err)), 0);
+	xrl_instance_close(&c, NULL);
+	assert_int_equal(xrl_instance_open(&r, XRL_LOCK_EXCLUSIVE, 0, 0, NULL, err, sizeof(err)), 0);
+	assert_int_equal(xrl_instance_open(&c, XRL_LOCK_RULES, 0, 0, NULL, err, sizeof(err)), -EBUSY);
+	xrl_instance_close(&r, NULL);
+	/* nothing of the lock in the instance's directory: an unpin removes it whole */
+	xrl_instance_unpin(&r);
+	assert_int_equal(lstat(dir, &st), -1);
+	assert_int_equal(mkdir(dir, 0700), 0);   /* as the tests after this one find it */
+	unlink(path);
+}
+
 /* The maps: no interface recorded (-ENODEV unless XRL_OPEN_NO_IFACE), then one. */
 static void test_maps_checked(void **state)
 {
@@ -307,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_not_attached),
 		cmocka_unit_test(test_lock_modes),
+		cmocka_unit_test(test_lock_rules),
 		cmocka_unit_test(test_maps_checked),
 		cmocka_unit_test(test_pinned_same),
 		cmocka_unit_test(test_seed_kept),

@@ -564,19 +564,19 @@ static void test_rule_policy_fields(void **state)
 	char text[256], err[XRL_ERRLEN];
 
 	(void)state;
-	parse_ok("10.0.0.0/8 --rate 100 --block 90s --shadow", &d);
+	parse_ok("10.0.0.0/8 --rate 100 --block 90s --block-spoofable --shadow", &d);
 	assert_int_equal(d.policy, XRL_P_SHADOW | XRL_P_BLOCK);
 	assert_true(d.block_ns == 90ULL * 1000000000ULL);
 	xrl_rule_format(&d, text, sizeof(text));
-	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 90s --shadow");
+	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 90s --block-spoofable --shadow");
 	assert_int_equal(xrl_rule_compile(&d, 7, &r, err, sizeof(err)), 0);
 	assert_int_equal(r.policy, XRL_P_SHADOW | XRL_P_BLOCK);
 	assert_true(r.block_ns == 90ULL * 1000000000ULL);
-	parse_ok("10.0.0.0/8 --rate 100 --block 2h", &d);
+	parse_ok("10.0.0.0/8 --rate 100 --block 2h --block-spoofable", &d);
 	assert_int_equal(d.policy, XRL_P_BLOCK);
 	assert_true(d.block_ns == 7200ULL * 1000000000ULL);
 	xrl_rule_format(&d, text, sizeof(text));
-	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 2h");
+	assert_string_equal(text, "10.0.0.0/8 --rate 100/s --burst 100 --per 32 --block 2h --block-spoofable");
 	/* byte-only: no packet rate, a packet dimension that always admits */
 	parse_ok("10.0.0.0/8 --bytes 1M --bytes-burst 64k", &d);
 	assert_true(d.rate == 0 && d.burst == 0 && (d.flags & XRL_F_BYTES));
@@ -591,9 +591,44 @@ static void test_rule_policy_fields(void **state)
 		parse_ok("10.0.0.0/8 --rate 100", &a);
 		parse_ok("10.0.0.0/8 --rate 100 --shadow", &b);
 		assert_false(xrl_rule_same_params(&a, &b));
-		parse_ok("10.0.0.0/8 --rate 100 --block 10s", &b);
+		parse_ok("10.0.0.0/8 --rate 100 --block 10s --block-spoofable", &b);
 		assert_false(xrl_rule_same_params(&a, &b));
 	}
+}
+
+/*
+ * --block on a rule whose sources are not proven (every rule: UDP, ICMP
+ * and TCP SYNs need no handshake) can be triggered by packets spoofing a
+ * victim's address: refused unless --block-spoofable accepts it, with why
+ * and how in the message (it used to be accepted as it is).
+ */
+static void test_block_needs_opt_in(void **state)
+{
+	static const char *const refused[] = {
+		"10.0.0.0/8 --rate 100 --block 30s",
+		"10.0.0.0/8 --proto udp --dport 53 --rate 100 --block 10m",
+		"10.0.0.0/8 --syn --rate 100 --block 1h --shadow",
+	};
+	struct xrl_rule_def d;
+	char err[XRL_ERRLEN], text[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		err[0] = 0;
+		assert_int_equal(parse(refused[i], &d, err), -1);
+		check_err("rule", refused[i], err, "spoofed");
+		check_err("rule", refused[i], err, "add --block-spoofable");
+	}
+	assert_int_equal(parse("10.0.0.0/8 --rate 100 --block-spoofable", &d, err), -1);
+	check_err("rule", "--block-spoofable alone", err, "--block-spoofable goes with --block DURATION");
+	/* the opt-in loads, and rule save writes it back */
+	parse_ok("10.0.0.0/8 --proto udp --rate 100 --block-spoofable --block 10m", &d);
+	assert_int_equal(d.policy, XRL_P_BLOCK);
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_string_equal(text, "10.0.0.0/8 --proto udp --rate 100/s --burst 100 --per 32 --block 10m --block-spoofable");
+	parse_ok(text, &d);
+	assert_false(xrl_rule_source_proven(&d));
 }
 
 static void test_rule_blank_and_comments(void **state)
@@ -862,7 +897,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --block-spoofable");
 	}
 }
 
@@ -986,6 +1021,63 @@ static void test_rules_file_nul(void **state)
 	write_file(path, sizeof(path), BYTES("10.3.0.0/16 --deny\n10.4.0.0/16 --rate 5 --rate 7\n"));
 	assert_int_equal(xrl_rules_read_file(path, defs, &n, err, sizeof(err)), -EINVAL);
 	check_err("rule file", "--rate twice on line 2", err, ":2: --rate given twice");
+	unlink(path);
+}
+
+/*
+ * A rules file is read whole or refused, never cut short: a line over 1022
+ * characters is refused at its line number as soon as it passes the limit
+ * (it used to be read whole first, and getline's ENOMEM on a huge line was
+ * taken for the end of the file: the lines before it loaded, the rest were
+ * dropped), an endless file (/dev/zero) is refused at once, and a read
+ * error is an error, not an end (*count untouched in every case).
+ */
+static void test_rules_file_whole_or_nothing(void **state)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static char data[8192];
+	char path[64], err[XRL_ERRLEN];
+	size_t n;
+	int count;
+
+	(void)state;
+	/* the longest line accepted: 1022 characters, a rule and a comment */
+	n = (size_t)snprintf(data, sizeof(data), "10.1.0.0/16 --deny # ");
+	memset(data + n, 'x', 1022 - n);
+	n = 1022;
+	n += (size_t)snprintf(data + n, sizeof(data) - n, "\n10.2.0.0/16 --deny\n");
+	write_file(path, sizeof(path), data, n);
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), 0);
+	assert_int_equal(count, 2);
+	unlink(path);
+	/* one more character on a line in the middle: refused at that line */
+	n = (size_t)snprintf(data, sizeof(data), "10.1.0.0/16 --deny\n10.2.0.0/16 --deny\n10.3.0.0/16 --deny # ");
+	memset(data + n, 'x', 2000);
+	n += 2000;
+	n += (size_t)snprintf(data + n, sizeof(data) - n, "\n10.4.0.0/16 --deny\n");
+	write_file(path, sizeof(path), data, n);
+	count = -7;
+	err[0] = 0;
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "a 2000-character line 3", err, ":3: line longer than 1022 characters");
+	check_err("rule file", "a 2000-character line 3", err, path);
+	assert_int_equal(count, -7);
+	unlink(path);
+	/* endless: refused at its first byte, not read until memory runs out */
+	count = -7;
+	assert_int_equal(xrl_rules_read_file("/dev/zero", defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "/dev/zero", err, "/dev/zero:1: NUL byte at column 1");
+	assert_int_equal(count, -7);
+	/* a read error is not the end of an (empty) file: /proc/self/mem fails at offset 0 */
+	count = -7;
+	assert_int_equal(xrl_rules_read_file("/proc/self/mem", defs, &count, err, sizeof(err)), -EIO);
+	check_err("rule file", "/proc/self/mem", err, "cannot read /proc/self/mem: Input/output error");
+	assert_int_equal(count, -7);
+	/* a rule given twice names the line that repeats it, whatever lies between */
+	write_file(path, sizeof(path), BYTES("10.1.0.0/16 --deny\n10.2.0.0/16 --deny\n10.3.0.0/16 --deny\n"
+					     "10.2.0.0/16 --rate 5/s\n10.1.0.0/16 --allow\n"));
+	assert_int_equal(xrl_rules_read_file(path, defs, &count, err, sizeof(err)), -EINVAL);
+	check_err("rule file", "10.2 twice", err, ":4: rule 10.2.0.0/16 appears twice");
 	unlink(path);
 }
 
@@ -1118,13 +1210,13 @@ static void test_round_trip(void **state)
 		"10.0.0.0/8 --bytes 1M --bytes-burst 64k --per 24",
 		"2001:db8::/32 --bytes 10k --shadow",
 		"10.0.0.0/8 --rate 100 --shadow",
-		"10.0.0.0/8 --rate 100 --block 30s",
-		"10.0.0.0/8 --rate 100 --block 90s --shadow",
-		"10.0.0.0/8 --rate 100 --block 10m",
-		"10.0.0.0/8 --rate 100 --block 168h --per 24",
-		"10.0.0.0/8 --rate 100 --block 2min",
-		"10.0.0.0/8 --rate 100 --block 1hour --global",
-		"10.0.0.0/8 --bytes 1M --block 5s",
+		"10.0.0.0/8 --rate 100 --block 30s --block-spoofable",
+		"10.0.0.0/8 --rate 100 --block 90s --block-spoofable --shadow",
+		"10.0.0.0/8 --rate 100 --block 10m --block-spoofable",
+		"10.0.0.0/8 --rate 100 --block 168h --block-spoofable --per 24",
+		"10.0.0.0/8 --rate 100 --block 2min --block-spoofable",
+		"10.0.0.0/8 --rate 100 --block 1hour --block-spoofable --global",
+		"10.0.0.0/8 --bytes 1M --block 5s --block-spoofable",
 		"2001:db8::/32 --rate 1/h --bytes 1M --new-sources 1/h --new-burst 4294967295",
 		"10.0.0.0/8 --rate 100 --total 10000",
 		"10.0.0.0/8 --rate 100 --new-sources 5/m --total 600/m --total-burst 3 --per 24 --global",
@@ -1510,13 +1602,13 @@ static void test_rule_table_text(void **state)
 			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
 			    " [--total-burst N]"
 			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
-			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION]");
+			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION] [--block-spoofable]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --block-spoofable");
 }
 
 static void test_utf8_clean(void **state)
@@ -1575,6 +1667,7 @@ int main(void)
 		cmocka_unit_test(test_rule_defaults),
 		cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_rule_policy_fields),
+		cmocka_unit_test(test_block_needs_opt_in),
 		cmocka_unit_test(test_rule_blank_and_comments),
 		cmocka_unit_test(test_rule_bad),
 		cmocka_unit_test(test_rule_single_dash_option),
@@ -1584,6 +1677,7 @@ int main(void)
 		cmocka_unit_test(test_rule_option_twice),
 		cmocka_unit_test(test_rule_no_abbreviations),
 		cmocka_unit_test(test_rules_file_nul),
+		cmocka_unit_test(test_rules_file_whole_or_nothing),
 		cmocka_unit_test(test_default_rules_file),
 		cmocka_unit_test(test_opts_nested_usage),
 		cmocka_unit_test(test_opts_engine),

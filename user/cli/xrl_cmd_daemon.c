@@ -210,7 +210,7 @@ static int redis_password(struct xrl_ctx *ctx, struct daemon_opts *o, struct xrl
 	return 0;
 }
 
-/* Read and apply a rules file under the writer lock; the rules in force stay when it fails. */
+/* Read and apply a rules file under the rule writers' lock; the rules in force stay when it fails. */
 static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, size_t errlen)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
@@ -220,7 +220,7 @@ static int apply_rules_file(struct xrl_ctx *ctx, const char *file, char *err, si
 	rc = xrl_rules_read_file(file, defs, &n, err, errlen);
 	if (rc)
 		return rc;
-	rc = xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_EXCLUSIVE, XRL_WAIT_FOREVER,
+	rc = xrl_instance_open(xrl_ctx_instance(ctx), XRL_LOCK_RULES, XRL_WAIT_FOREVER,
 			       XRL_OPEN_NO_IFACE, &m, err, errlen);
 	if (rc)
 		return rc;

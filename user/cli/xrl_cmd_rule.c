@@ -12,13 +12,19 @@ static struct xrl_rule_def cur[XRL_MAX_RULES];
 static __u32 cur_ids[XRL_MAX_RULES];
 static struct xrl_rule_stats cur_stats[XRL_MAX_RULES];
 
-/* Lock, open, read the rule set. Returns 0 or an exit code (already reported). */
+/*
+ * Lock, open, read the rule set. Returns 0 or an exit code (already
+ * reported). A change takes the rule writers' lock, which keeps no reader
+ * (list, save, stats, the exporter) waiting.
+ */
 static int begin(struct xrl_ctx *ctx, struct xrl_maps *m, int *n, bool write)
 {
-	int rc = xrl_instance_begin(ctx, m, write), err;
+	char why[XRL_INSTANCE_ERRLEN];
+	int err;
 
-	if (rc)
-		return rc;
+	if (xrl_instance_open(xrl_ctx_instance(ctx), write ? XRL_LOCK_RULES : XRL_LOCK_SHARED,
+			      XRL_WAIT_FOREVER, 0, m, why, sizeof(why)))
+		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", why);
 	err = xrl_ruleset_read(m, cur, cur_ids, n);
 	if (err) {
 		xrl_instance_end(ctx, m);
@@ -140,36 +146,88 @@ static int rule_add(struct xrl_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
-/* argv: del PREFIX [MATCH] */
+/* A rule id as `rule list` shows it: digits only (a prefix never is). */
+static bool is_rule_id(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return i > 0;
+}
+
+/*
+ * "no rule" for a prefix and match that name none: the rules of that prefix
+ * with their match fields and ids, so the operator can name one.
+ */
+static int no_such_rule(struct xrl_ctx *ctx, const struct xrl_rule_def *def, const char *text,
+			int n)
+{
+	char others[768] = "", t[192];
+	size_t k = 0;
+	int i, found = 0;
+	__u32 first = 0;
+
+	for (i = 0; i < n && k < sizeof(others); i++) {
+		if (cur[i].family != def->family || cur[i].plen != def->plen ||
+		    memcmp(cur[i].addr, def->addr, 16))
+			continue;
+		if (!found)
+			first = cur_ids[i];
+		xrl_rule_format_match(&cur[i], t, sizeof(t));
+		k += snprintf(others + k, sizeof(others) - k, "%s%s (id %u)", found++ ? ", " : "", t,
+			      cur_ids[i]);
+	}
+	if (!found)
+		return xrl_error(ctx, XRL_EXIT_FAIL, "no rule %s (see 'xrl rule list')", text);
+	return xrl_error(ctx, XRL_EXIT_FAIL,
+			 "no rule %s: a rule is named by its prefix with all its match fields, or by its id; this prefix has %s (e.g. 'xrl rule del %u')",
+			 text, others, first);
+}
+
+/* argv: del PREFIX [MATCH] | del ID */
 static int rule_del(struct xrl_ctx *ctx, int argc, char **argv)
 {
 	struct xrl_rule_def def;
 	struct xrl_maps m;
 	char err[XRL_ERRLEN], text[256];
+	bool by_id = argc == 2 && is_rule_id(argv[1]);
+	__u64 id = 0;
 	int n, i, rc;
 
 	if (argc < 2)
 		return rule_usage(ctx, argv[0], NULL);
-	if (xrl_rule_parse_args(argc - 1, argv + 1, XRL_RULE_MATCH, &def, err, sizeof(err)))
+	if (by_id) {
+		if (xrl_parse_uint("rule id", argv[1], 0, XRL_MAX_RULES - 1, &id, err, sizeof(err)))
+			return xrl_error(ctx, XRL_EXIT_USAGE, "%s (the ID column of 'xrl rule list')", err);
+	} else if (xrl_rule_parse_args(argc - 1, argv + 1, XRL_RULE_MATCH, &def, err, sizeof(err))) {
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
+	}
 	if ((rc = begin(ctx, &m, &n, true)))
 		return rc;
-	xrl_rule_format_match(&def, text, sizeof(text));
 	for (i = 0; i < n; i++)
-		if (xrl_rule_same_match(&cur[i], &def))
+		if (by_id ? cur_ids[i] == id : xrl_rule_same_match(&cur[i], &def))
 			break;
 	if (i == n) {
 		xrl_instance_end(ctx, &m);
-		return xrl_error(ctx, XRL_EXIT_FAIL, "no rule %s (see 'xrl rule list')", text);
+		if (by_id)
+			return xrl_error(ctx, XRL_EXIT_FAIL, "no rule with id %llu (see 'xrl rule list')",
+					 (unsigned long long)id);
+		xrl_rule_format_match(&def, text, sizeof(text));
+		return no_such_rule(ctx, &def, text, n);
 	}
+	/* the whole rule, as rule save writes it: what was deleted, whichever way it was named */
+	xrl_rule_format(&cur[i], text, sizeof(text));
+	id = cur_ids[i];
 	memmove(&cur[i], &cur[i + 1], (size_t)(n - i - 1) * sizeof(cur[0]));
 	rc = apply(ctx, &m, cur, n - 1);
 	xrl_instance_end(ctx, &m);
 	if (!rc) {
 		if (ctx->json)
-			xrl_json_print(ctx, json_pack("{s:s}", "deleted", text));
+			xrl_json_print(ctx, json_pack("{s:s,s:i}", "deleted", text, "id", (int)id));
 		else
-			printf("xrl: rule deleted: %s\n", text);
+			printf("xrl: rule deleted: %s (id %llu)\n", text, (unsigned long long)id);
 	}
 	return rc;
 }
@@ -364,12 +422,13 @@ static const struct xrl_cmd rule_cmds[] = {
 		     "PREFIX and match fields: a limit (--rate, --bytes), or --allow or --deny.",
 	  .example = "xrl rule add 203.0.113.0/24 --rate 100/s --burst 200\n"
 		     "xrl rule add 198.51.100.0/24 --proto udp --dport 53 --rate 6000/m --per 24\n"
-		     "xrl rule add 192.0.2.0/24 --syn --rate 20/s --block 10m\n"
+		     "xrl rule add 192.0.2.0/24 --syn --rate 20/s --block 10m --block-spoofable\n"
 		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global" },
-	{ .name = "del", .fn = rule_del, .args = "PREFIX",
+	{ .name = "del", .fn = rule_del, .args = "PREFIX|ID",
 	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH,
-	  .summary = "Delete the rule of PREFIX with exactly these match fields.",
-	  .example = "xrl rule del 203.0.113.0/24\nxrl rule del 198.51.100.0/24 --proto udp --dport 53" },
+	  .summary = "Delete the rule of PREFIX with exactly these match fields, or the rule of ID "
+		     "(the ID column of 'rule list').",
+	  .example = "xrl rule del 203.0.113.0/24\nxrl rule del 198.51.100.0/24 --proto udp --dport 53\nxrl rule del 7" },
 	{ .name = "list", .fn = rule_list, .args = "",
 	  .summary = "List the rules in force, with their ids, limits and scope.",
 	  .example = "xrl rule list\nxrl --json rule list" },

@@ -275,6 +275,37 @@ int xrl_instance_maps(const struct xrl_instance *in, unsigned flags, struct xrl_
 	return 0;
 }
 
+/*
+ * The rule writers' lock, XRL_RUN_DIR/NAME.rules.lock, taken while the
+ * instance is held shared (so it is not detached meanwhile). Like the
+ * daemon's pid file it is never removed: a lock file removed could let two
+ * writers lock two different files. 0 or -errno with the reason in err.
+ */
+static int lock_rules(struct xrl_instance *in, int timeout_ms, char *err, size_t errlen)
+{
+	char path[256];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s.rules.lock", XRL_RUN_DIR, in->name);
+	if (mkdir(XRL_RUN_DIR, 0755) && errno != EEXIST)
+		return refuse(err, errlen, -errno, "cannot create %s for the rule writers' lock: %s",
+			      XRL_RUN_DIR, strerror(errno));
+	in->rules_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (in->rules_fd < 0)
+		return refuse(err, errlen, -errno, "cannot open the rule writers' lock %s: %s", path,
+			      strerror(errno));
+	if ((rc = flock_wait(in->rules_fd, LOCK_EX, timeout_ms))) {
+		close(in->rules_fd);
+		in->rules_fd = -1;
+		if (rc == -EBUSY)
+			return refuse(err, errlen, rc,
+				      "instance '%s' has been locked by another rule change for over %d ms (one that does not finish?): see who holds %s",
+				      in->name, timeout_ms, path);
+		return refuse(err, errlen, rc, "cannot lock %s: %s", path, strerror(-rc));
+	}
+	return 0;
+}
+
 int xrl_instance_open(struct xrl_instance *in, enum xrl_lock_mode lock, int timeout_ms,
 		      unsigned flags, struct xrl_maps *m, char *err, size_t errlen)
 {
@@ -282,9 +313,15 @@ int xrl_instance_open(struct xrl_instance *in, enum xrl_lock_mode lock, int time
 
 	err[0] = 0;
 	in->lock_fd = -1;
+	in->rules_fd = -1;
 	if (lock != XRL_LOCK_NONE) {
 		rc = lock_dir(in, flags & XRL_OPEN_CREATE, lock == XRL_LOCK_EXCLUSIVE ? LOCK_EX : LOCK_SH,
 			      timeout_ms, err, errlen);
+		if (!rc && lock == XRL_LOCK_RULES && (rc = lock_rules(in, timeout_ms, err, errlen))) {
+			close(in->lock_fd);
+			in->lock_fd = -1;
+			return rc;
+		}
 		if (rc == -ENOENT)
 			return not_attached(in, err, errlen);
 		if (rc == -EBUSY)
@@ -317,9 +354,12 @@ void xrl_instance_close(struct xrl_instance *in, struct xrl_maps *m)
 {
 	if (m)
 		xrl_maps_close(m);
+	if (in->lock_fd >= 0 && in->rules_fd >= 0)
+		close(in->rules_fd);
 	if (in->lock_fd >= 0)
 		close(in->lock_fd);
 	in->lock_fd = -1;
+	in->rules_fd = -1;
 }
 
 void xrl_instance_unpin(const struct xrl_instance *in)

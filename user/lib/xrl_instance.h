@@ -25,12 +25,23 @@ struct xrl_instance {
 	const char *name;      /* for the messages: "default", "edge", ... */
 	const char *pin_dir;   /* XRL_PIN_ROOT/name */
 	int lock_fd;
+	int rules_fd;          /* XRL_LOCK_RULES: the rule writers' lock; read only while lock_fd >= 0 */
 };
 
 enum xrl_lock_mode {
 	XRL_LOCK_NONE,         /* no lock (status; a daemon that locks around each read) */
 	XRL_LOCK_SHARED,       /* readers of the rule set */
-	XRL_LOCK_EXCLUSIVE,    /* writers: rule changes, attach, detach */
+	XRL_LOCK_EXCLUSIVE,    /* writers: attach, detach, the penalty box, the UTC offset */
+	/*
+	 * Rule changes: shared on the instance (attach and detach wait for
+	 * them, they for attach and detach) and exclusive among rule changes
+	 * only, on XRL_RUN_DIR/NAME.rules.lock (bpffs holds only pins and
+	 * directories, and nothing is left in the instance's directory that a
+	 * detach would have to know of). Readers are not kept waiting: a change
+	 * writes the next generation beside the one in force and switches with
+	 * one store (xrl_ruleset_apply), so readers see the one or the other.
+	 */
+	XRL_LOCK_RULES,
 };
 
 /* timeout_ms of xrl_instance_open: wait as long as the holder holds it (a signal: -EINTR) */

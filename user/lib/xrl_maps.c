@@ -254,7 +254,8 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 		k->prefixlen = 32 + p->plen;
 		k->gen = gen;
 		memcpy(k->addr, p->addr, 4);
-		*fd = m->rules_v4;
+		if (m)
+			*fd = m->rules_v4;
 	} else {
 		struct xrl_lpm_v6 *k = key;
 
@@ -262,45 +263,103 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 		k->prefixlen = 32 + p->plen;
 		k->gen = gen;
 		memcpy(k->addr, p->addr, 16);
-		*fd = m->rules_v6;
+		if (m)
+			*fd = m->rules_v6;
 	}
 }
 
-/* Delete every LPM entry whose generation is not keep. */
+/*
+ * Write n entries (keys ksz, values vsz bytes apart) in one batched syscall;
+ * one call per entry where the kernel has no batch for the map. 0 or -errno.
+ */
+static int update_many(int fd, const void *keys, const void *vals, __u32 n, size_t ksz,
+		       size_t vsz)
+{
+	__u32 count = n, i;
+
+	if (!n || !bpf_map_update_batch(fd, keys, vals, &count, NULL))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, (const char *)keys + i * ksz, (const char *)vals + i * vsz,
+					BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* Delete n keys (ksz bytes apart): batched, else one by one; a key already gone is no error. */
+static int delete_many(int fd, const void *keys, __u32 n, size_t ksz)
+{
+	__u32 count = n, i;
+
+	if (!n || !bpf_map_delete_batch(fd, keys, &count, NULL))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (bpf_map_delete_elem(fd, (const char *)keys + i * ksz) && errno != ENOENT)
+			return -errno;
+	return 0;
+}
+
+/*
+ * Delete every LPM entry whose generation is not keep: one walk over the
+ * keys (never restarted, so linear in the entries), then one batched delete.
+ */
 static int purge_generations(int fd, __u32 keep)
 {
-	char key[sizeof(struct xrl_lpm_v6)], next[sizeof(struct xrl_lpm_v6)];
+	struct xrl_lpm_v6 key, next;
+	struct xrl_lpm_v6 *drop = NULL, *grown;
+	__u32 n = 0, cap = 0;
 	void *prev = NULL;
-	int err;
+	int err = 0;
 
-	for (;;) {
-		err = bpf_map_get_next_key(fd, prev, next);
-		if (err)
-			return errno == ENOENT ? 0 : -errno;
-		memcpy(key, next, sizeof(key));
-		if (((struct xrl_lpm_v4 *)key)->gen != keep) {
-			if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
-				return -errno;
-			prev = NULL;   /* the walk restarts after a delete */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.gen == keep)
 			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			grown = realloc(drop, cap * sizeof(*drop));
+			if (!grown) {
+				free(drop);
+				return -ENOMEM;
+			}
+			drop = grown;
 		}
-		prev = key;
+		drop[n++] = key;
 	}
+	if (errno != ENOENT)
+		err = -errno;
+	/* the v4 trie's keys are shorter: pack them so the batch reads them key_size apart */
+	if (!err && n) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info), i;
+
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			err = -errno;
+		for (i = 0; !err && i < n; i++)
+			memmove((char *)drop + (size_t)i * info.key_size, &drop[i], info.key_size);
+		if (!err)
+			err = delete_many(fd, drop, n, info.key_size);
+	}
+	free(drop);
+	return err;
 }
 
-static int zero_rule_stats(const struct xrl_maps *m, __u32 id)
+/* Zero the counters of rules ids[0..n): one batched write. */
+static int zero_rule_stats(const struct xrl_maps *m, const __u32 *ids, __u32 n)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct xrl_rule_stats *z;
-	int err = 0;
+	int err;
 
 	if (ncpu < 0)
 		return ncpu;
-	z = calloc(ncpu, sizeof(*z));
+	if (!n)
+		return 0;
+	z = calloc((size_t)n * ncpu, sizeof(*z));
 	if (!z)
 		return -ENOMEM;
-	if (bpf_map_update_elem(m->rule_stats, &id, z, BPF_ANY))
-		err = -errno;
+	err = update_many(m->rule_stats, ids, z, n, sizeof(*ids), (size_t)ncpu * sizeof(*z));
 	free(z);
 	return err;
 }
@@ -311,16 +370,6 @@ static int purge_all(const struct xrl_maps *m, __u32 keep)
 	int rc = purge_generations(m->rules_v4, keep);
 
 	return rc ? rc : purge_generations(m->rules_v6, keep);
-}
-
-/* Lowest id in state want, or XRL_MAX_RULES. */
-static __u32 first_id(const __u8 *state, __u8 want)
-{
-	__u32 id;
-
-	for (id = 0; id < XRL_MAX_RULES && state[id] != want; id++)
-		;
-	return id;
 }
 
 enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
@@ -348,27 +397,149 @@ static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl
 	return count == XRL_MAX_RULES ? 0 : -EIO;
 }
 
+/* A rule and its place: rule sets sorted by xrl_rule_match_cmp, then by place. */
+struct match_ord {
+	const struct xrl_rule_def *d;
+	int i;
+};
+
+static int match_ord_cmp(const void *pa, const void *pb)
+{
+	const struct match_ord *a = pa, *b = pb;
+	int c = xrl_rule_match_cmp(a->d, b->d);
+
+	return c ? c : a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* defs[0..n) into ord, sorted by match. */
+static void match_sort(const struct xrl_rule_def *defs, int n, struct match_ord *ord)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ord[i].d = &defs[i];
+		ord[i].i = i;
+	}
+	qsort(ord, (size_t)n, sizeof(*ord), match_ord_cmp);
+}
+
+/* The place of the rule of ord[0..n) with d's match, or -1. */
+static int match_find(const struct match_ord *ord, int n, const struct xrl_rule_def *d)
+{
+	int lo = 0, hi = n, mid, c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = xrl_rule_match_cmp(ord[mid].d, d);
+		if (!c)
+			return ord[mid].i;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Generation gen's LPM key of a rule's prefix, in the trie of its family. */
+static void def_lpm_key(const struct xrl_rule_def *d, __u32 gen, struct xrl_lpm_v6 *k)
+{
+	struct xrl_compiled_prefix p = { .family = d->family, .plen = d->plen };
+	int fd;
+
+	memcpy(p.addr, d->addr, 16);
+	lpm_key(&p, gen, k, &fd, NULL);
+}
+
+/*
+ * Generation gen's entries cp[0..ncp) of family fam: one batch into its
+ * trie. keys and vals have room for ncp.
+ */
+static int write_family(const struct xrl_maps *m, int fam, __u32 gen,
+			const struct xrl_compiled_prefix *cp, int ncp, void *keys,
+			struct xrl_prefix_entry *vals)
+{
+	size_t ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
+	struct xrl_lpm_v6 k;
+	__u32 n = 0;
+	int i, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
+
+	for (i = 0; i < ncp; i++) {
+		if (cp[i].family != fam)
+			continue;
+		lpm_key(&cp[i], gen, &k, &fd, m);
+		memcpy((char *)keys + n * ksz, &k, ksz);
+		vals[n++] = cp[i].entry;
+	}
+	return update_many(fd, keys, vals, n, ksz, sizeof(*vals));
+}
+
+/*
+ * The old generation's entries, known from its rules (ord: sorted by match,
+ * so by prefix): one batched delete per trie. 0, or -errno (then a walk
+ * removes them).
+ */
+static int delete_generation(const struct xrl_maps *m, __u32 gen, const struct match_ord *ord,
+			     int n, void *keys)
+{
+	size_t ksz;
+	__u32 cnt;
+	int fam, i, rc;
+
+	for (fam = 4; fam <= 6; fam += 2) {
+		ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
+		cnt = 0;
+		for (i = 0; i < n; i++) {
+			struct xrl_lpm_v6 k;
+
+			if (ord[i].d->family != fam ||
+			    (i && ord[i - 1].d->family == fam && ord[i - 1].d->plen == ord[i].d->plen &&
+			     !memcmp(ord[i - 1].d->addr, ord[i].d->addr, 16)))
+				continue;
+			def_lpm_key(ord[i].d, gen, &k);
+			memcpy((char *)keys + cnt * ksz, &k, ksz);
+			cnt++;
+		}
+		if ((rc = delete_many(fam == 4 ? m->rules_v4 : m->rules_v6, keys, cnt, ksz)))
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Every step is at most O(n log n) in the rules, and the maps are written
+ * with a few batched syscalls (a walk of the tries' keys to clear what a
+ * change killed half-way left, a batch per trie, one for the definitions,
+ * one for the counters that start afresh, a batch to delete the old
+ * generation): a change costs milliseconds at XRL_MAX_RULES.
+ */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
 {
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
-	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES];
+	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES], fresh[XRL_MAX_RULES];
+	static struct match_ord in_ord[XRL_MAX_RULES], cur_ord[XRL_MAX_RULES];
+	static struct xrl_lpm_v6 keys[XRL_MAX_RULES];
+	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
 	static __u8 state[XRL_MAX_RULES];
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
-	int ncur, ncp, i, j, rc;
-	__u32 id, gen;
+	int ncur, ncp, i, j, k, rc, dup = -1;
+	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
-	for (i = 0; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (xrl_rule_same_match(&in[i], &in[j])) {
-				char t[192];
+	/* a rule given twice: the first that repeats an earlier one (neighbours once sorted) */
+	match_sort(in, n, in_ord);
+	for (k = 1; k < n; k++)
+		if (!xrl_rule_match_cmp(in_ord[k - 1].d, in_ord[k].d) && (dup < 0 || in_ord[k].i < dup))
+			dup = in_ord[k].i;
+	if (dup >= 0) {
+		char t[192];
 
-				xrl_rule_format_match(&in[i], t, sizeof(t));
-				return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;
-			}
+		xrl_rule_format_match(&in[dup], t, sizeof(t));
+		return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;
+	}
 	if (defs_layout_ok(m))
 		return xrl_fail(err, errlen,
 				"the instance was pinned by an older xrl (xrl_rule_defs has %u entries, not %u): detach it everywhere and attach it again",
@@ -378,61 +549,63 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 
 	/*
 	 * Ids and versions: a rule with the same prefix and match keeps its id
-	 * (its counters), and its version while its parameters stay the same.
+	 * and its version while its parameters stay the same. A rule whose
+	 * parameters (or policy) change gets a new version, so new buckets, and
+	 * its counters start afresh: its rows count what the rule as it is now
+	 * did, not what it did as it was (a --shadow rule's would-drops).
 	 */
 	memset(state, ID_FREE, sizeof(state));
 	for (j = 0; j < ncur; j++)
 		state[cur_ids[j]] = ID_RELEASED;
+	match_sort(cur, ncur, cur_ord);
 	for (i = 0; i < n; i++) {
 		next[i] = in[i];
 		next[i].in_use = 1;
 		next_ids[i] = XRL_MAX_RULES;
-		for (j = 0; j < ncur; j++) {
-			if (!xrl_rule_same_match(&in[i], &cur[j]))
-				continue;
-			next_ids[i] = cur_ids[j];
-			state[cur_ids[j]] = ID_KEPT;
-			next[i].version = xrl_rule_same_params(&in[i], &cur[j]) ? cur[j].version
-									 : ++cfg.next_version;
-			break;
+		j = match_find(cur_ord, ncur, &in[i]);
+		if (j < 0)
+			continue;
+		next_ids[i] = cur_ids[j];
+		state[cur_ids[j]] = ID_KEPT;
+		if (xrl_rule_same_params(&in[i], &cur[j])) {
+			next[i].version = cur[j].version;
+		} else {
+			next[i].version = ++cfg.next_version;
+			fresh[nfresh++] = cur_ids[j];
 		}
 	}
 	/* new rules: the lowest free id; ids released by this change come last */
 	for (i = 0; i < n; i++) {
 		if (next_ids[i] != XRL_MAX_RULES)
 			continue;
-		id = first_id(state, ID_FREE);
-		if (id == XRL_MAX_RULES)
-			id = first_id(state, ID_RELEASED);
+		while (free_at < XRL_MAX_RULES && state[free_at] != ID_FREE)
+			free_at++;
+		while (free_at == XRL_MAX_RULES && rel_at < XRL_MAX_RULES && state[rel_at] != ID_RELEASED)
+			rel_at++;
+		id = free_at < XRL_MAX_RULES ? free_at : rel_at;
 		if (id == XRL_MAX_RULES)
 			return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
 		next_ids[i] = id;
 		state[id] = ID_NEW;
 		next[i].version = ++cfg.next_version;
+		fresh[nfresh++] = id;
 	}
 
 	if (xrl_ruleset_compile(next, next_ids, n, &cp, &ncp, err, errlen))
 		return -EINVAL;   /* the rule set itself is refused (e.g. too many rules on a prefix) */
 
-	/* a new rule's counters start at zero, whoever had its id before */
-	for (i = 0; i < n; i++)
-		if (state[next_ids[i]] == ID_NEW && (rc = zero_rule_stats(m, next_ids[i])))
-			goto sys_fail;
+	/* a new or changed rule's counters start at zero, whoever had its id before */
+	if ((rc = zero_rule_stats(m, fresh, nfresh)))
+		goto sys_fail;
 
 	/* write the new generation beside the live one: data path's entries, then definitions */
 	gen = cfg.active_gen + 1;
 	if ((rc = purge_all(m, cfg.active_gen)))
 		goto sys_fail;
-	for (i = 0; i < ncp; i++) {
-		struct xrl_lpm_v6 key;
-		int fd;
-
-		lpm_key(&cp[i], gen, &key, &fd, m);
-		if (bpf_map_update_elem(fd, &key, &cp[i].entry, BPF_ANY)) {
-			rc = -errno;
-			purge_all(m, cfg.active_gen);
-			goto sys_fail;
-		}
+	if ((rc = write_family(m, 4, gen, cp, ncp, keys, vals)) ||
+	    (rc = write_family(m, 6, gen, cp, ncp, keys, vals))) {
+		purge_all(m, cfg.active_gen);
+		goto sys_fail;
 	}
 	if ((rc = write_defs_half(m, gen, next, next_ids, n))) {
 		purge_all(m, cfg.active_gen);
@@ -465,7 +638,9 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		purge_all(m, gen - 1);
 		goto sys_fail;
 	}
-	purge_all(m, gen);   /* left behind by a crash here: the next change purges it */
+	/* the old generation's entries; left behind by a crash here, the next change purges them */
+	if (delete_generation(m, gen - 1, cur_ord, ncur, keys))
+		purge_all(m, gen);
 	free(cp);
 	return 0;
 sys_fail:

@@ -299,6 +299,13 @@ static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *
 	return 0;
 }
 
+/* a word that changes no field: rule_check reads that it was given */
+static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	(void)o, (void)arg, (void)obj, (void)err, (void)errlen;
+	return 0;
+}
+
 #define ADD   (1u << XRL_RULE_ADD)
 #define MATCH (1u << XRL_RULE_MATCH)
 #define DEF(member) XRL_OPT_FIELD(struct xrl_rule_def, member)
@@ -310,7 +317,7 @@ enum {
 	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
 	RO_GLOBAL,
 	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_N,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_N,
 };
 
 static const struct xrl_opt rule_opts[RO_N] = {
@@ -362,6 +369,9 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		       .modes = ADD, .max = XRL_MAX_BLOCK_S, .val = XRL_P_BLOCK,
 		       .what = "--block duration",
 		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h" },
+	/* stores nothing: a --block rule whose sources are not proven needs it (rule_check) */
+	[RO_BLOCK_SPOOFABLE] = { "block-spoofable", 0, NULL, opt_given, .modes = ADD,
+				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -506,6 +516,15 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 			d->total_burst = per_sec ? (__u32)per_sec : 1;
 		}
 	}
+	if (GIVEN(RO_BLOCK_SPOOFABLE) && !GIVEN(RO_BLOCK))
+		return xrl_fail(err, errlen, "--block-spoofable goes with --block DURATION (it accepts that a spoofed source can trigger the block)");
+	if (GIVEN(RO_BLOCK) && !xrl_rule_source_proven(d) && !GIVEN(RO_BLOCK_SPOOFABLE)) {
+		char dur[32];
+
+		xrl_duration_format(d->block_ns, dur, sizeof(dur));
+		return xrl_fail(err, errlen, "--block on this rule can be triggered by spoofed packets: its packets' source addresses are not proven (UDP, ICMP and TCP SYNs need no handshake), so anyone can send in a victim's name and shut the victim out for %s; add --block-spoofable to block anyway",
+				dur);
+	}
 	if (GIVEN(RO_PER)) {
 		if (d->per_len > (d->family == 4 ? 32 : 128))
 			return xrl_fail(err, errlen, "invalid --per %u: longer than an IPv%d address (at most %d)",
@@ -649,20 +668,27 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 
 		xrl_duration_format(d->block_ns, dur, sizeof(dur));
 		n += snprintf(buf + n, len - n, " --block %s", dur);
+		if (!xrl_rule_source_proven(d) && n < len)
+			n += snprintf(buf + n, len - n, " --block-spoofable");
 	}
 	if ((d->policy & XRL_P_SHADOW) && n < len)
 		snprintf(buf + n, len - n, " --shadow");
 }
 
+bool xrl_rule_source_proven(const struct xrl_rule_def *d)
+{
+	/*
+	 * No rule proves its sources yet: the data path sees each packet alone,
+	 * and any packet's source address can be forged. TCP behind the SYN
+	 * proxy, after a completed handshake, will be the proven case.
+	 */
+	(void)d;
+	return false;
+}
+
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
-	__u8 ma = a->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
-	__u8 mb = b->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
-
-	return a->family == b->family && a->plen == b->plen &&
-	       !memcmp(a->addr, b->addr, 16) && ma == mb &&
-	       (!(ma & XRL_F_PROTO) || a->proto == b->proto) &&
-	       (!(ma & XRL_F_DPORT) || a->dport == b->dport);
+	return !xrl_rule_match_cmp(a, b);
 }
 
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
@@ -817,74 +843,192 @@ static bool prefix_contains(__u8 fa, const __u8 *aa, __u8 pa, __u8 fb, const __u
 	return true;
 }
 
+/*
+ * Prefixes in address order, a prefix before the longer ones it contains:
+ * family, address, length. An enclosing prefix then comes before every
+ * prefix it contains, and the prefixes it contains come in one run.
+ */
+static int prefix_order(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
+{
+	int c;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if ((c = memcmp(a->addr, b->addr, 16)))
+		return c;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
+}
+
+int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
+{
+	__u8 ma = a->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
+	__u8 mb = b->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
+	__u8 pa = ma & XRL_F_PROTO ? a->proto : 0, pb = mb & XRL_F_PROTO ? b->proto : 0;
+	__u16 da = ma & XRL_F_DPORT ? a->dport : 0, db = mb & XRL_F_DPORT ? b->dport : 0;
+	int c = prefix_order(a, b);
+
+	if (c)
+		return c;
+	if (ma != mb)
+		return ma < mb ? -1 : 1;
+	if (pa != pb)
+		return pa < pb ? -1 : 1;
+	return da < db ? -1 : da > db;
+}
+
+/* A rule of a rule set being compiled: its definition and its place in the input. */
+struct compile_ord {
+	const struct xrl_rule_def *d;
+	int i;
+};
+
+/* Prefix order, then most specific match first, then input order: an entry's own rules in its order. */
+static int compile_cmp(const void *pa, const void *pb)
+{
+	const struct compile_ord *a = pa, *b = pb;
+	int c = prefix_order(a->d, b->d);
+
+	if (c)
+		return c;
+	if (match_rank(a->d) != match_rank(b->d))
+		return match_rank(a->d) > match_rank(b->d) ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * One sort, then one pass with a stack of the enclosing prefixes: the cost
+ * is O(n log n) in the rules (a prefix inherits from at most XRL_MAX_MATCH
+ * levels before it is refused), where comparing every prefix with every
+ * rule at every length was O(n^2 x lengths).
+ */
 int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n,
 			struct xrl_compiled_prefix **out, int *nout, char *err, size_t errlen)
 {
+	/* the open enclosing prefixes: each contains the next, so at most 129 + 1 deep */
+	struct { int first, last; } stack[130];
 	struct xrl_compiled_prefix *res = calloc(n ? n : 1, sizeof(*res));
-	int np = 0, i, j, k;
+	struct compile_ord *ord = calloc(n ? n : 1, sizeof(*ord));
+	int np = 0, depth = 0, i, j, s, k;
 
-	if (!res)
+	if (!res || !ord) {
+		free(res);
+		free(ord);
 		return xrl_fail(err, errlen, "out of memory");
-	/* distinct prefixes */
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < np; j++)
-			if (res[j].family == defs[i].family && res[j].plen == defs[i].plen &&
-			    !memcmp(res[j].addr, defs[i].addr, 16))
-				break;
-		if (j == np) {
-			res[np].family = defs[i].family;
-			res[np].plen = defs[i].plen;
-			memcpy(res[np].addr, defs[i].addr, 16);
-			np++;
-		}
 	}
-	for (j = 0; j < np; j++) {
-		struct xrl_prefix_entry *e = &res[j].entry;
-		int plen;
+	for (i = 0; i < n; i++) {
+		ord[i].d = &defs[i];
+		ord[i].i = i;
+	}
+	qsort(ord, (size_t)n, sizeof(*ord), compile_cmp);
+	for (i = 0; i < n; i = j) {
+		struct xrl_compiled_prefix *p = &res[np++];
+		struct xrl_prefix_entry *e = &p->entry;
 
-		/* own prefix first, then each enclosing prefix, longest first */
-		for (plen = res[j].plen; plen >= 0; plen--) {
-			int rank;
+		for (j = i + 1; j < n && !prefix_order(ord[i].d, ord[j].d); j++)
+			;
+		p->family = ord[i].d->family;
+		p->plen = ord[i].d->plen;
+		memcpy(p->addr, ord[i].d->addr, 16);
+		while (depth && !prefix_contains(ord[stack[depth - 1].first].d->family,
+						 ord[stack[depth - 1].first].d->addr,
+						 ord[stack[depth - 1].first].d->plen, p->family, p->addr,
+						 p->plen))
+			depth--;
+		/* own rules first, then each enclosing prefix's, longest first */
+		for (s = depth; s >= 0; s--) {
+			int first = s == depth ? i : stack[s].first, last = s == depth ? j : stack[s].last;
 
-			for (rank = 7; rank >= 0; rank--) {
-				for (i = 0; i < n; i++) {
-					if (defs[i].plen != plen || match_rank(&defs[i]) != rank ||
-					    !prefix_contains(defs[i].family, defs[i].addr, defs[i].plen,
-							     res[j].family, res[j].addr, res[j].plen))
-						continue;
-					if (e->count == XRL_MAX_MATCH) {
-						char p[64];
+			for (k = first; k < last; k++) {
+				if (e->count == XRL_MAX_MATCH) {
+					char t[64];
 
-						xrl_prefix_format(res[j].family, res[j].addr, res[j].plen,
-								  p, sizeof(p));
-						free(res);
-						return xrl_fail(err, errlen,
-							    "too many rules apply to %s: at most %d, counting those of enclosing prefixes",
-							    p, XRL_MAX_MATCH);
-					}
-					k = e->count++;
-					if (xrl_rule_compile(&defs[i], ids[i], &e->rules[k], err, errlen)) {
-						free(res);
-						return -1;
-					}
+					xrl_prefix_format(p->family, p->addr, p->plen, t, sizeof(t));
+					free(res);
+					free(ord);
+					return xrl_fail(err, errlen,
+							"too many rules apply to %s: at most %d, counting those of enclosing prefixes",
+							t, XRL_MAX_MATCH);
 				}
+				if (xrl_rule_compile(ord[k].d, ids[ord[k].i], &e->rules[e->count], err,
+						     errlen)) {
+					free(res);
+					free(ord);
+					return -1;
+				}
+				e->count++;
 			}
 		}
+		stack[depth].first = i;
+		stack[depth].last = j;
+		depth++;
 	}
+	free(ord);
 	*out = res;
 	*nout = np;
 	return 0;
+}
+
+/* Longest line a rules file may hold, without its newline (xrl_rule_parse_line's buffer). */
+#define RULE_LINE_MAX 1022
+
+/*
+ * One line of f into buf (RULE_LINE_MAX + 1 bytes), never more: a line is
+ * refused as soon as it passes the limit, so no line, however long (or
+ * endless, as /dev/zero's), is read whole. 1 a line (*nul: the column of
+ * its first NUL byte, where reading stopped; 0 for none), 0 the end of the file, -E2BIG a line
+ * too long, -errno a read error (an error is never taken for the end).
+ */
+static int read_rule_line(FILE *f, char *buf, int *nul)
+{
+	size_t len = 0;
+	int c;
+
+	*nul = 0;
+	for (;;) {
+		errno = 0;
+		c = getc(f);
+		if (c == EOF) {
+			if (ferror(f))
+				return errno ? -errno : -EIO;
+			buf[len] = 0;
+			return len ? 1 : 0;
+		}
+		if (c == '\n') {
+			buf[len] = 0;
+			return 1;
+		}
+		if (c == 0) {
+			*nul = (int)len + 1;   /* refused there: the rest of the line is not read */
+			buf[len] = 0;
+			return 1;
+		}
+		if (len == RULE_LINE_MAX)
+			return -E2BIG;
+		buf[len++] = (char)c;
+	}
+}
+
+/* A rule of a file, with its line: duplicates are found by sorting. */
+struct file_rule {
+	const struct xrl_rule_def *d;
+	int line;
+};
+
+static int file_rule_cmp(const void *pa, const void *pb)
+{
+	const struct file_rule *a = pa, *b = pb;
+	int c = xrl_rule_match_cmp(a->d, b->d);
+
+	return c ? c : a->line < b->line ? -1 : a->line > b->line;
 }
 
 int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
 			size_t errlen)
 {
 	struct xrl_rule_def extra;
-	char *line = NULL, why[XRL_ERRLEN];
-	const char *nul;
-	size_t cap = 0;
-	ssize_t got;
-	int n = 0, lineno = 0, r, i, rc = 0;
+	struct file_rule *fr = NULL;
+	char line[RULE_LINE_MAX + 1], why[XRL_ERRLEN];
+	int n = 0, lineno = 0, r, i, rc = 0, nul, dup = 0;
 	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
 
 	if (!f) {
@@ -893,51 +1037,77 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
 		return -e;
 	}
-	while ((got = getline(&line, &cap, f)) > 0) {
+	fr = calloc(XRL_MAX_RULES, sizeof(*fr));
+	if (!fr) {
+		rc = -ENOMEM;
+		xrl_fail(err, errlen, "cannot read %s: out of memory", file);
+		goto out;
+	}
+	while ((r = read_rule_line(f, line, &nul)) != 0) {
 		lineno++;
+		if (r == -E2BIG) {
+			rc = -EINVAL;
+			xrl_fail(err, errlen, "%s:%d: line longer than %d characters: a rules file holds one rule per line, as `xrl rule save` writes them (is it the right file?)",
+				 file, lineno, RULE_LINE_MAX);
+			break;
+		}
+		if (r < 0) {
+			rc = r;
+			if (lineno == 1)
+				xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(-r));
+			else
+				xrl_fail(err, errlen, "cannot read %s: %s at line %d: nothing of it was loaded; load it again once it reads whole",
+					 file, strerror(-r), lineno);
+			break;
+		}
 		/* a NUL would end the line early for the parser: the rest would be dropped */
-		nul = memchr(line, 0, (size_t)got);
 		if (nul) {
-			rc = xrl_fail(err, errlen, "%s:%d: NUL byte at column %d: a rule file is text, one rule per line",
-				      file, lineno, (int)(nul - line) + 1);
+			rc = -EINVAL;
+			xrl_fail(err, errlen, "%s:%d: NUL byte at column %d: a rule file is text, one rule per line",
+				 file, lineno, nul);
 			break;
 		}
 		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, why, sizeof(why));
 		if (r > 0 && n == XRL_MAX_RULES) {
-			rc = xrl_fail(err, errlen, "%s:%d: more than %d rules", file, lineno,
-				      XRL_MAX_RULES);
+			rc = -EINVAL;
+			xrl_fail(err, errlen, "%s:%d: more than %d rules", file, lineno, XRL_MAX_RULES);
 			break;
 		}
 		if (r < 0) {
-			rc = xrl_fail(err, errlen, "%s:%d: %s", file, lineno, why);
+			rc = -EINVAL;
+			xrl_fail(err, errlen, "%s:%d: %s", file, lineno, why);
 			break;
 		}
-		for (i = 0; r && i < n && !rc; i++)
-			if (xrl_rule_same_match(&defs[i], &defs[n])) {
-				char t[192];
-
-				xrl_rule_format_match(&defs[n], t, sizeof(t));
-				rc = xrl_fail(err, errlen, "%s:%d: rule %s appears twice", file,
-					      lineno, t);
-			}
-		if (rc)
-			break;
+		if (r) {
+			fr[n].d = &defs[n];
+			fr[n].line = lineno;
+		}
 		n += r;
 	}
-	if (!rc && ferror(f)) {
-		int e = errno ? errno : EIO;
+	/*
+	 * A rule given twice: the first line where one repeats an earlier one,
+	 * as reading line by line would find it (sorted, not compared pairwise).
+	 */
+	if (!rc && n > 1) {
+		qsort(fr, (size_t)n, sizeof(*fr), file_rule_cmp);
+		for (i = 1; i < n; i++)
+			if (!xrl_rule_match_cmp(fr[i - 1].d, fr[i].d) && (!dup || fr[i].line < fr[dup].line))
+				dup = i;
+		if (dup) {
+			char t[192];
 
-		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
-		free(line);
-		if (f != stdin)
-			fclose(f);
-		return -e;
+			xrl_rule_format_match(fr[dup].d, t, sizeof(t));
+			rc = -EINVAL;
+			xrl_fail(err, errlen, "%s:%d: rule %s appears twice", file, fr[dup].line, t);
+		}
 	}
-	free(line);
+out:
+	free(fr);
 	if (f != stdin)
 		fclose(f);
-	*count = n;
-	return rc ? -EINVAL : 0;
+	if (!rc)
+		*count = n;
+	return rc;
 }
 
 /*

@@ -65,8 +65,11 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 /*
  * Read a rules file (one rule per line, as `rule save` writes them; "-" is
  * stdin) into defs (XRL_MAX_RULES). -EINVAL with "FILE:LINE: why" in err
- * when the file is refused (a bad line, a NUL byte, a rule given twice),
- * another -errno when it cannot be read.
+ * when the file is refused (a bad line, a line over 1022 characters, a NUL
+ * byte, a rule given twice), another -errno when it cannot be read (any
+ * read error, at any line: never taken for the end of the file). Lines are
+ * read into a bounded buffer: no line is read whole before its length is
+ * checked. *count is set only on success: the whole file, or nothing.
  */
 int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
 			size_t errlen);
@@ -76,6 +79,20 @@ void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len
 void xrl_prefix_format(__u8 family, const __u8 addr[16], __u8 plen, char *buf, size_t len);
 /* Same prefix and same match fields: the same rule for add/del. */
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+/*
+ * An order of rules by prefix (family, address, length) and match fields:
+ * 0 exactly when xrl_rule_same_match. Sorting by it finds a rule given
+ * twice in O(n log n).
+ */
+int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+/*
+ * Are the rule's packets all from sources proven to own their address?
+ * --block on any other rule can be triggered by packets spoofing a
+ * victim's address, so it takes --block-spoofable (and xrl_rule_format
+ * writes it back). None is yet: TCP after a handshake behind a SYN proxy
+ * will be.
+ */
+bool xrl_rule_source_proven(const struct xrl_rule_def *d);
 /* Same parameters too (rate, burst, ...): its buckets stay valid. */
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 
