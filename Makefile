@@ -79,6 +79,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # daemon side's user/lib/ and user/daemon/
 $(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_DAEMON) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+# the SYN proxy's tc program (bpf/xrl_tc.bpf.c) is loaded from its own skeleton
+$(BUILD)/xrl_tc.o: $(BUILD)/xrl_tc.skel.h
 $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)

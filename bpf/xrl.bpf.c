@@ -11,6 +11,7 @@
 #include "xrl_table.h"
 #include "xrl_algo.h"
 #include "xrl_maps.bpf.h"
+#include "xrl_synproxy.bpf.h"
 
 #define XRL_CAS_TRIES 8
 
@@ -1174,6 +1175,77 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 	return xrl_limit_key(r, key, len, now_ns, 0, 1, cfg, gs);
 }
 
+/*
+ * --syn-proxy: has the source of key a bucket (it proved itself)? Read
+ * only: nothing inserted, nothing decided.
+ */
+static __noinline int xrl_source_known(const struct xrl_bucket_key *key, struct xrl_config *cfg)
+{
+	__u64 hit = 0, want;
+	__u32 h, idx, i;
+
+	want = xrl_table_key(key, cfg->hash_seed, &h);
+	if (key->family == 4) {
+		struct xrl_set4 *set;
+
+		idx = xrl_set_index(h, cfg->sets_v4);
+		set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
+		return set ? xrl_set4_hit(set, want) != 0 : 0;
+	} else {
+		struct xrl_set6 *set;
+
+		idx = xrl_set_index(h, cfg->sets_v6);
+		set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
+		if (!set)
+			return 0;
+		for (i = 0; i < XRL_WAYS6; i++)
+			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, key->addr, i);
+		return hit != 0;
+	}
+}
+
+/*
+ * A TCP segment of a --syn-proxy rule (flags: its TCP flags), before its
+ * limit: what xrl_synproxy.bpf.h makes of it. A proven source (one with a
+ * bucket) is judged by the rule as any, its SYNs too (its pure ACKs that
+ * return a cookie of a second handshake still go to the tc program); an
+ * unproven source's SYN is answered, its ACK proves it when its cookie
+ * holds, and any other segment of it passes to the limit only when the
+ * kernel has a socket for it (a connection whose bucket was evicted).
+ * A global function: the verifier checks it once, not once per state of
+ * the main program that calls it.
+ */
+__noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key, __u32 flags,
+			    struct xrl_config *cfg)
+{
+	struct xrl_sp_scratch *x;
+	struct xrl_sp_seg *g;
+	__u32 zero = 0;
+	__u64 now_ns;
+
+	if (!ctx || !key || !cfg)
+		return XRL_SP_JUDGE;
+	x = bpf_map_lookup_elem(&xrl_sp_scratch, &zero);
+	if (!x)
+		return XRL_SP_JUDGE;
+	g = &x->g;
+	if (xrl_source_known(key, cfg)) {
+		if ((flags & (XRL_TH_SYN | XRL_TH_RST | XRL_TH_FIN | XRL_TH_ACK)) == XRL_TH_ACK &&
+		    !xrl_sp_read(ctx, g) && !g->paylen)
+			xrl_sp_proven(ctx, g, cfg, xrl_coarse_ns(cfg));
+		return XRL_SP_JUDGE;
+	}
+	if (xrl_sp_read(ctx, g))
+		return XRL_SP_JUDGE;   /* not a frame the proxy reads: limited as before */
+	now_ns = xrl_coarse_ns(cfg);
+	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_SYN)
+		return xrl_sp_answer(ctx, x, cfg, now_ns) ? XRL_SP_BAD : XRL_SP_TX;
+	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_ACK &&
+	    xrl_sp_proven(ctx, g, cfg, now_ns))
+		return XRL_SP_PROVEN;
+	return xrl_sp_has_socket(ctx, g) ? XRL_SP_JUDGE : XRL_SP_BAD;
+}
+
 SEC("xdp")
 int xrl_xdp(struct xdp_md *ctx)
 {
@@ -1243,6 +1315,21 @@ int xrl_xdp(struct xdp_md *ctx)
 	 * it, so they are not kept across the decision.
 	 */
 	xrl_make_key(r, &p, &key);
+	if ((r->policy & XRL_P_SYNPROXY) && p.proto == IPPROTO_TCP && p.has_l4) {
+		res = xrl_synproxy(ctx, &key, p.tcp_flags, cfg);
+		if (res == XRL_SP_TX) {
+			rs->synack_sent++;
+			return XDP_TX;
+		}
+		if (res == XRL_SP_BAD) {
+			rs->bad_cookie++;
+			pass = 0;
+			now_ns = bpf_ktime_get_coarse_ns();
+			goto judged;
+		}
+		if (res == XRL_SP_PROVEN)
+			rs->proven++;
+	}
 	if (r->action == XRL_ACT_DENY) {
 		pass = 0;
 	} else {

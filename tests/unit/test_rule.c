@@ -862,7 +862,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --syn-proxy");
 	}
 }
 
@@ -1510,13 +1510,13 @@ static void test_rule_table_text(void **state)
 			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
 			    " [--total-burst N]"
 			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
-			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION]");
+			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION] [--syn-proxy]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow or --block");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --syn-proxy");
 }
 
 static void test_utf8_clean(void **state)

@@ -11,6 +11,7 @@
 #include <xdp/libxdp.h>
 
 #include "xrl_attach.h"
+#include "xrl_tc.h"
 #include "xrl_cli.h"
 #include "xrl_rule.h"
 
@@ -162,6 +163,7 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			      "attached", s->attached);
 		if (s->renamed)
 			json_object_set_new(o, "attached_as", xrl_json_text(rec->name));
+		json_object_set_new(o, "syn_proxy", json_string(s->syn_proxy ? XRL_TC_PATH : "none"));
 		json_array_append_new(ifs, o);
 		if (human)
 			printf("  interface %-15s %s mode, %s, program id %u%s%s%s%s\n", s->name,
@@ -169,6 +171,10 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			       rec->multiprog ? "in libxdp's dispatcher" : "attached alone (no dispatcher)",
 			       rec->prog_id, s->renamed ? " (attached as " : "", s->renamed ? rec->name : "",
 			       s->renamed ? ")" : "", s->attached ? "" : "  [NOT ATTACHED: interface or program gone]");
+		if (human)
+			printf("  %-25s syn-proxy completion: %s\n", "",
+			       s->syn_proxy ? XRL_TC_PATH :
+					      "none (the tc program is not attached: --syn-proxy rules cannot complete handshakes here)");
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", st.rules, "sources", (json_int_t)st.sources,

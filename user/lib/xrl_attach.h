@@ -57,6 +57,7 @@ struct xrl_status_iface {
 	struct xrl_iface rec;        /* as recorded at attach: rec.name is the name attached as */
 	bool renamed;                /* its name now is not rec.name */
 	bool attached;               /* the program is attached there now */
+	bool syn_proxy;              /* --syn-proxy's tc program is there (XRL_TC_PATH) */
 };
 
 /* What status reports of an instance. */

@@ -143,6 +143,11 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	struct xrl_config cfg = { .malformed_policy = malformed_policy };
 	int rc = new_hash_seed(&cfg.hash_seed);
 
+	/* --syn-proxy: the cookies' key, 128 bits of its own */
+	if (!rc)
+		rc = new_hash_seed(&cfg.cookie_key[0]);
+	if (!rc)
+		rc = new_hash_seed(&cfg.cookie_key[1]);
 	if (rc)
 		return rc;
 	cfg.tick_ns = xrl_coarse_tick_ns();
