@@ -1176,10 +1176,13 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 }
 
 /*
- * --syn-proxy: has the source of key a bucket (it proved itself)? Read
- * only: nothing inserted, nothing decided.
+ * --syn-proxy: has the source of key a bucket of the rule's version
+ * (it proved itself since the rule was last set)? Read only: nothing
+ * inserted, nothing decided. A bucket of an older version is the same
+ * source's, but the rule it proved itself to may have been another.
  */
-static __noinline int xrl_source_known(const struct xrl_bucket_key *key, struct xrl_config *cfg)
+static __noinline int xrl_source_known(const struct xrl_bucket_key *key, __u32 version,
+				       struct xrl_config *cfg)
 {
 	__u64 hit = 0, want;
 	__u32 h, idx, i;
@@ -1190,7 +1193,10 @@ static __noinline int xrl_source_known(const struct xrl_bucket_key *key, struct 
 
 		idx = xrl_set_index(h, cfg->sets_v4);
 		set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-		return set ? xrl_set4_hit(set, want) != 0 : 0;
+		if (!set)
+			return 0;
+		hit = xrl_set4_hit(set, want);
+		return hit && xrl_key_current(set->w[(hit - 1) & (XRL_WAYS4 - 1)].key, version);
 	} else {
 		struct xrl_set6 *set;
 
@@ -1200,7 +1206,7 @@ static __noinline int xrl_source_known(const struct xrl_bucket_key *key, struct 
 			return 0;
 		for (i = 0; i < XRL_WAYS6; i++)
 			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, key->addr, i);
-		return hit != 0;
+		return hit && xrl_key_current(set->w[(hit - 1) & (XRL_WAYS6 - 1)].e.key, version);
 	}
 }
 
@@ -1216,7 +1222,7 @@ static __noinline int xrl_source_known(const struct xrl_bucket_key *key, struct 
  * the main program that calls it.
  */
 __noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key, __u32 flags,
-			    struct xrl_config *cfg)
+			    __u32 version, struct xrl_config *cfg)
 {
 	struct xrl_sp_scratch *x;
 	struct xrl_sp_seg *g;
@@ -1229,7 +1235,7 @@ __noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key
 	if (!x)
 		return XRL_SP_JUDGE;
 	g = &x->g;
-	if (xrl_source_known(key, cfg)) {
+	if (xrl_source_known(key, version, cfg)) {
 		if ((flags & (XRL_TH_SYN | XRL_TH_RST | XRL_TH_FIN | XRL_TH_ACK)) == XRL_TH_ACK &&
 		    !xrl_sp_read(ctx, g) && !g->paylen)
 			xrl_sp_proven(ctx, g, cfg, xrl_coarse_ns(cfg));
@@ -1316,7 +1322,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	 */
 	xrl_make_key(r, &p, &key);
 	if ((r->policy & XRL_P_SYNPROXY) && p.proto == IPPROTO_TCP && p.has_l4) {
-		res = xrl_synproxy(ctx, &key, p.tcp_flags, cfg);
+		res = xrl_synproxy(ctx, &key, p.tcp_flags, r->version, cfg);
 		if (res == XRL_SP_TX) {
 			rs->synack_sent++;
 			return XDP_TX;

@@ -567,6 +567,9 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].shadow_dropped += v->shadow_dropped;
 			out[i].shadow_dropped_bytes += v->shadow_dropped_bytes;
 			out[i].blocked += v->blocked;
+			out[i].synack_sent += v->synack_sent;   /* --syn-proxy */
+			out[i].proven += v->proven;
+			out[i].bad_cookie += v->bad_cookie;
 		}
 	}
 	free(all);
