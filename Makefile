@@ -49,6 +49,7 @@ XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
+UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
@@ -118,6 +119,8 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_synproxy: tests/unit/test_synproxy.c $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< -o $@ -lcmocka
 $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -lpthread
 # reads scripts/etc/rules, the rules file the package installs

@@ -31,6 +31,12 @@
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
+/* fixed loops unrolled for BPF (clang); gcc's host build takes them as loops */
+#if defined(__clang__)
+#define XRL_SP_UNROLL _Pragma("unroll")
+#else
+#define XRL_SP_UNROLL
+#endif
 
 #define XRL_SP_SLOT_SHIFT  36       /* cookie time slot: 2^36 ns = 68.7 s */
 #define XRL_SP_RCV_WSCALE  7        /* the window scale the SYN-ACK offers (the kernel's with default buffers) */
@@ -304,7 +310,7 @@ static __always_inline __u64 xrl_sp_sum(const void *p, __u32 n)
 	__u64 s = 0;
 	__u32 i;
 
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 30; i++)
 		if (i < n)
 			s += w[i];
@@ -328,7 +334,7 @@ static __always_inline __u64 xrl_sp_pseudo(const struct xrl_sp_tuple *t, __u32 t
 	if (t->family == 4)
 		return s + (t->saddr[0] & 0xffff) + (t->saddr[0] >> 16) + (t->daddr[0] & 0xffff) +
 		       (t->daddr[0] >> 16);
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 4; i++)
 		s += (t->saddr[i] & 0xffff) + (t->saddr[i] >> 16) + (t->daddr[i] & 0xffff) +
 		     (t->daddr[i] >> 16);
@@ -362,7 +368,7 @@ static __always_inline __u32 xrl_sp_synack(const struct xrl_sp_syn *syn, __u32 c
 	struct xrl_sp_tuple back;
 	__u16 sum;
 
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 60; i++)
 		th[i] = 0;
 	/* ports stay in network order */
@@ -408,7 +414,7 @@ static __always_inline __u32 xrl_sp_synack(const struct xrl_sp_syn *syn, __u32 c
 	th[12] = (__u8)((len / 4) << 4);
 	th[13] = flags;
 	back.family = syn->t.family;
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 4; i++) {
 		back.saddr[i] = syn->t.daddr[i];
 		back.daddr[i] = syn->t.saddr[i];
@@ -424,7 +430,7 @@ static __always_inline void xrl_sp_ip4(const struct xrl_sp_tuple *t, __u32 tcple
 	__u16 tot = (__u16)(20 + tcplen), sum;
 	__u32 i;
 
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 20; i++)
 		ip[i] = 0;
 	ip[0] = 0x45;
@@ -444,7 +450,7 @@ static __always_inline void xrl_sp_ip6(const struct xrl_sp_tuple *t, __u32 tcple
 {
 	__u32 i;
 
-#pragma unroll
+XRL_SP_UNROLL
 	for (i = 0; i < 8; i++)
 		ip[i] = 0;
 	ip[0] = 0x60;
