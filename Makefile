@@ -52,6 +52,7 @@ UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
+PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
@@ -138,6 +139,8 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 $(BUILD)/test_instance: tests/prog/test_instance.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_instance.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # --algo through the program (test clock)
+$(BUILD)/test_synproxy_prog: tests/prog/test_synproxy.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_synproxy.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # --shadow, --block, byte-only rules through the program (test clock)
