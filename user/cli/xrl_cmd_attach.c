@@ -112,6 +112,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		       r.multiprog ? "inside libxdp's multi-program dispatcher"
 				   : "attached alone (libxdp's dispatcher not in use)",
 		       r.prog_id);
+		if (xrl_tc_syncookies() == 0)
+			fprintf(stderr, "xrl: warning: net.ipv4.tcp_syncookies is 0 in this network namespace: the kernel refuses the handshakes of --syn-proxy rules; set it to 1 (sysctl -w net.ipv4.tcp_syncookies=1)\n");
 	}
 	return 0;
 }
@@ -172,9 +174,11 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			       rec->prog_id, s->renamed ? " (attached as " : "", s->renamed ? rec->name : "",
 			       s->renamed ? ")" : "", s->attached ? "" : "  [NOT ATTACHED: interface or program gone]");
 		if (human)
-			printf("  %-25s syn-proxy completion: %s\n", "",
+			printf("  %-25s syn-proxy completion: %s%s\n", "",
 			       s->syn_proxy ? XRL_TC_PATH :
-					      "none (the tc program is not attached: --syn-proxy rules cannot complete handshakes here)");
+					      "none (the tc program is not attached: --syn-proxy rules cannot complete handshakes here)",
+			       s->syn_proxy && xrl_tc_syncookies() == 0 ?
+				       "; net.ipv4.tcp_syncookies is 0 here: the kernel refuses the proxy's handshakes (sysctl -w net.ipv4.tcp_syncookies=1)" : "");
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", st.rules, "sources", (json_int_t)st.sources,

@@ -83,6 +83,19 @@ int xrl_tc_detach(int ifindex, __u8 state)
 	return rc;
 }
 
+int xrl_tc_syncookies(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_syncookies", "re");
+	int v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 bool xrl_tc_present(int ifindex)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);

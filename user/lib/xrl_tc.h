@@ -23,6 +23,13 @@ int xrl_tc_attach(int ifindex, __u8 *state, char *err, size_t errlen);
 /* Undo what xrl_tc_attach did at ifindex (state as it returned it). 0 or -errno. */
 int xrl_tc_detach(int ifindex, __u8 state);
 
+/*
+ * net.ipv4.tcp_syncookies of the calling thread's network namespace, or -1
+ * when unreadable: the kernel takes the request socket the tc program
+ * gives it only when it is not 0 (1, the default, or 2).
+ */
+int xrl_tc_syncookies(void);
+
 /* Is xrl's filter at ifindex's tc ingress now? */
 bool xrl_tc_present(int ifindex);
 
