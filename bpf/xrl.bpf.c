@@ -1184,10 +1184,13 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 static __noinline int xrl_source_known(const struct xrl_bucket_key *key, __u32 version,
 				       struct xrl_config *cfg)
 {
-	__u64 hit = 0, want;
+	__u64 hit = 0, want, bit, *w;
 	__u32 h, idx, i;
 
 	want = xrl_table_key(key, cfg->hash_seed, &h);
+	w = xrl_proven_word(h, &bit);
+	if (!w || !(*w & bit))
+		return 0;   /* never proven: no look at the table */
 	if (key->family == 4) {
 		struct xrl_set4 *set;
 
@@ -1208,6 +1211,18 @@ static __noinline int xrl_source_known(const struct xrl_bucket_key *key, __u32 v
 			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, key->addr, i);
 		return hit && xrl_key_current(set->w[(hit - 1) & (XRL_WAYS6 - 1)].e.key, version);
 	}
+}
+
+/* --syn-proxy: the source of key proved itself (or has a connection): set its bit. */
+static __noinline void xrl_source_proven(const struct xrl_bucket_key *key, struct xrl_config *cfg)
+{
+	__u64 bit, *w;
+	__u32 h;
+
+	xrl_table_key(key, cfg->hash_seed, &h);
+	w = xrl_proven_word(h, &bit);
+	if (w && !(*w & bit))
+		__sync_fetch_and_or(w, bit);
 }
 
 /*
@@ -1247,9 +1262,14 @@ __noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key
 	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_SYN)
 		return xrl_sp_answer(ctx, x, cfg, now_ns) ? XRL_SP_BAD : XRL_SP_TX;
 	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_ACK &&
-	    xrl_sp_proven(ctx, g, cfg, now_ns))
+	    xrl_sp_proven(ctx, g, cfg, now_ns)) {
+		xrl_source_proven(key, cfg);
 		return XRL_SP_PROVEN;
-	return xrl_sp_has_socket(ctx, g) ? XRL_SP_JUDGE : XRL_SP_BAD;
+	}
+	if (!xrl_sp_has_socket(ctx, g))
+		return XRL_SP_BAD;
+	xrl_source_proven(key, cfg);
+	return XRL_SP_JUDGE;
 }
 
 SEC("xdp")

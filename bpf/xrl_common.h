@@ -471,6 +471,18 @@ struct xrl_iface {
 	__u8  _pad;
 };
 
+/*
+ * --syn-proxy's filter of proven sources (xrl_proven): one bit per hash of
+ * (rule, source), set when a source proves itself (or is found with a
+ * connection of the kernel's). A SYN whose bit is clear is a new source's
+ * for sure and is answered without a look at the bucket table (whose
+ * random access is most of a spoofed SYN's cost); a set bit sends it to the
+ * table, which decides. Bits are never cleared: with n sources proven,
+ * about n / XRL_PROVEN_BITS of new sources' SYNs also look at the table.
+ */
+#define XRL_PROVEN_BITS  (1u << 20)   /* 128 KiB */
+#define XRL_PROVEN_WORDS (XRL_PROVEN_BITS / 64)
+
 /* xrl_iface.tc: what attach did at tc ingress, so detach undoes just that. */
 #define XRL_TC_FILTER 0x01   /* xrl's tc filter (bpf/xrl_tc.bpf.c) is attached */
 #define XRL_TC_QDISC  0x02   /* xrl created the clsact qdisc: detach removes it */

@@ -45,6 +45,26 @@ struct {
 	__type(value, struct xrl_sp_scratch);
 } xrl_sp_scratch SEC(".maps");
 
+/* The filter of proven sources (XRL_PROVEN_BITS), shared by the instance's programs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_PROVEN_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} xrl_proven SEC(".maps");
+
+/* A source's bit (from its set hash h): its word, and the bit in it. */
+static __always_inline __u64 *xrl_proven_word(__u32 h, __u64 *bit)
+{
+	__u32 b = h * 0x2c1b3c6du;
+
+	b ^= b >> 15;
+	b &= XRL_PROVEN_BITS - 1;
+	*bit = 1ull << (b & 63);
+	b >>= 6;
+	return bpf_map_lookup_elem(&xrl_proven, &b);
+}
+
 /* The IP header's offset in the frame, after Ethernet and up to XRL_MAX_VLAN tags. */
 static __always_inline int xrl_sp_l3(void *data, void *data_end, __u32 *off, __u16 *proto)
 {

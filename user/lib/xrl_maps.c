@@ -21,7 +21,9 @@ const char *const xrl_map_names[] = {
 	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
 	/* per rule and host, whichever interface a packet arrives on (issue 13) */
 	"xrl_newsrc", "xrl_total", "xrl_total_local",
-	"xrl_logs", "xrl_blocked", NULL,
+	"xrl_logs", "xrl_blocked",
+	"xrl_proven",   /* --syn-proxy */
+	NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
@@ -30,7 +32,7 @@ static int *map_slot(struct xrl_maps *m, int i)
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
 			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
 			 &m->newsrc, &m->total, &m->total_local, &m->logs,
-			 &m->blocked };
+			 &m->blocked, &m->proven };
 	return slots[i];
 }
 
