@@ -375,7 +375,7 @@ for c in ${CASES//,/ }; do
 	nref=$(jq -r '[.rules[]?.new_refused] | add // 0' "$TMP/stats.$c.json")
 	tref=$(jq -r '[.rules[]?.total_refused] | add // 0' "$TMP/stats.$c.json")
 	created=$(jq -r '.created' "$TMP/stats.$c.json")
-	alert=$(grep -m1 'new sources arrive\|spoofed-source flood passes' "$TMP/top.$c" | cut -c1-160)
+	alert=$(grep -m1 'new sources arrive\|spoofed-source flood passes\|under a SYN flood' "$TMP/top.$c" | cut -c1-160)
 	prow='-|-|-|-'
 	[ -s "$TMP/row.$c" ] && prow=$(cat "$TMP/row.$c")
 	row=$(printf '%s|%s|%d/%d|%.2f|%.2f|%d/%d|%.2f|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s' "$c" "${opts:-(no rule)}" \

@@ -26,7 +26,8 @@
 #     over 10.16.0.0/12, bounded by count and time): at least 99 of 100 new
 #     clients connect, the server's kernel saw almost none of the flood
 #     (TcpExtSyncookiesSent, TcpExtListenOverflows, TcpInSegs from nstat in
-#     S), and the table tracks only proven sources.
+#     S), the table tracks only proven sources, and xrl top says the rule
+#     is absorbing a SYN flood.
 # The replay of a cookie past its lifetime is tested on the exact test clock
 # (tests/prog/test_synproxy.c). Needs root, BPF, clang, nstat, nsenter, jq,
 # Debian's python3 with scapy, build/xdp_gen.
@@ -205,6 +206,7 @@ sleep 2
 seq 10 $((9 + NEW)) | sed 's/^/198.18.0./' |
 	timeout 120 xargs -P 10 -I{} ip netns exec "$NS_C" "$PY" "$PEER" connect 198.18.0.1 8080 1 20000 {} \
 	>"$XRLT_TMP/new.out" 2>>"$XRLT_TMP/conn.err"
+xs top >"$XRLT_TMP/top.txt" 2>&1
 alive=0
 kill -0 "$gen_pid" 2>/dev/null && alive=1
 xrlt_stop_pid "$gen_pid"
@@ -221,6 +223,9 @@ check "the listener never overflowed ($((lo - lo0)))" "$lo - $lo0 == 0"
 check "the kernel's TCP saw almost none of the flood: $((in - in0)) segments in for $rx flood frames" "$in - $in0 < $rx / 100 + 200 * $NEW"
 src=$(xs --json stats | jq '.sources')
 check "the table grew only by proven sources: $src0 -> $src tracked" "$src - $src0 <= $NEW && $src - $src0 >= $okc"
+grep -q "0.0.0.0/0 --proto tcp --dport 8080: under a SYN flood, absorbed at XDP" "$XRLT_TMP/top.txt" &&
+	ok "xrl top says the rule is absorbing a SYN flood ($(grep -o '[0-9.kM]* SYNs/s answered' "$XRLT_TMP/top.txt"))" ||
+	bad "xrl top did not say the rule is under a SYN flood: $(tail -3 "$XRLT_TMP/top.txt")"
 xs stats >"$XRLT_TMP/stats.txt" 2>&1
 grep -q "syn-proxy: .* SYN-ACKs sent" "$XRLT_TMP/stats.txt" && ok "xrl stats shows the proxy's counters" ||
 	bad "xrl stats has no syn-proxy line: $(tail -3 "$XRLT_TMP/stats.txt")"
