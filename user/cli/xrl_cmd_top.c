@@ -78,37 +78,24 @@ static void top_newsrc_lines(const struct xrl_maps *m, const struct xrl_rule_def
 	}
 }
 
-/*
- * A --syn-proxy rule absorbing a SYN flood: at least XRL_SYNFLOOD_PER_S SYNs
- * a second answered with cookies, of which under a tenth come back as
- * handshakes (a crowd of real clients proves most of its cookies): a line,
- * or a JSON object with "alert": "syn_flood".
- */
-#define XRL_SYNFLOOD_PER_S 1000.0
+/* A --syn-proxy rule absorbing a SYN flood (xrl_synflood): a line, or a JSON object with "alert": "syn_flood". */
 static void top_synflood_alert(const struct xrl_rule_def *d, const struct xrl_rule_stats *a,
 			       const struct xrl_rule_stats *b, double secs, json_t *arr)
 {
-	double sa = xrl_newsrc_per_s(a->synack_sent, b->synack_sent, secs);
-	double pr = xrl_newsrc_per_s(a->proven, b->proven, secs);
-	double bc = xrl_newsrc_per_s(a->bad_cookie, b->bad_cookie, secs);
-	char rule[192], line[512], s1[32], s2[32], s3[32];
+	struct xrl_synflood_rate r;
+	char rule[192], line[512];
 
-	if (sa < XRL_SYNFLOOD_PER_S || pr * 10 >= sa)
+	if (!xrl_synflood(d, a, b, secs, &r))
 		return;
 	xrl_rule_format_match(d, rule, sizeof(rule));
-	xrl_fmt_count(sa, s1, sizeof(s1));
-	xrl_fmt_count(pr, s2, sizeof(s2));
-	xrl_fmt_count(bc, s3, sizeof(s3));
-	snprintf(line, sizeof(line),
-		 "rule %s: under a SYN flood, absorbed at XDP: %s SYNs/s answered with cookies, %s handshakes/s proven, %s bad cookies/s (no bucket, no kernel work for them)",
-		 rule, s1, s2, s3);
+	xrl_synflood_line(rule, &r, line, sizeof(line));
 	if (!arr) {
 		printf("%s\n", line);
 		return;
 	}
 	json_array_append_new(arr, json_pack("{s:s,s:s,s:f,s:f,s:f,s:s}", "rule", rule, "alert",
-					     "syn_flood", "synacks_per_s", sa, "proven_per_s", pr,
-					     "bad_cookies_per_s", bc, "line", line));
+					     "syn_flood", "synacks_per_s", r.synacks, "proven_per_s",
+					     r.proven, "bad_cookies_per_s", r.bad, "line", line));
 }
 
 /*
@@ -141,8 +128,7 @@ static void top_newsrc_alerts(const struct xrl_maps *m, const struct xrl_rule_de
 		enum xrl_newsrc_alert al;
 		char rule[192], line[512];
 
-		if (defs[j].policy & XRL_P_SYNPROXY)
-			top_synflood_alert(&defs[j], &a[j], &b[j], secs, arr);
+		top_synflood_alert(&defs[j], &a[j], &b[j], secs, arr);
 		xrl_newsrc_rates(&defs[j], &a[j], &b[j], secs, &r);
 		al = xrl_newsrc_judge(&defs[j], &r);
 		if (al == XRL_NEWSRC_QUIET)
