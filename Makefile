@@ -49,8 +49,10 @@ XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
+UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
+PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
@@ -79,6 +81,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # daemon side's user/lib/ and user/daemon/
 $(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_DAEMON) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+# the SYN proxy's tc program (bpf/xrl_tc.bpf.c) is loaded from its own skeleton
+$(BUILD)/xrl_tc.o: $(BUILD)/xrl_tc.skel.h
 $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
@@ -111,6 +115,8 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
 # tests
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+$(BUILD)/test_synproxy: tests/unit/test_synproxy.c $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< -o $@ -lcmocka
 $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -lpthread
 # the fleet's key names, linked without libbpf: the file reads no map
@@ -131,6 +137,8 @@ $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/x
 $(BUILD)/test_instance: tests/prog/test_instance.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_instance.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # --algo through the program (test clock)
+$(BUILD)/test_synproxy_prog: tests/prog/test_synproxy.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_synproxy.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # --shadow, --block, byte-only rules through the program (test clock)

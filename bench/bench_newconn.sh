@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # How legitimate clients fare during a spoofed SYN flood (issue 13, item 4):
 # the fraction of new TCP connections (curl, HTTP GET) that succeed, with no
-# xrl rule, with a per-source SYN rule, with --new-sources and with --total.
+# xrl rule, with a per-source SYN rule, with --new-sources, with --total and
+# with --syn-proxy (the SYNs of new sources answered at XDP with a cookie).
 # Not a test: figures for docs/BENCHMARKS.md ("Legitimate clients during a
 # spoofed SYN flood").
 #
@@ -9,12 +10,14 @@
 #
 #   --conns N     connections per kind of client and case (40, at most 60)
 #   --parallel P  curl processes at once per kind of client (5)
-#   --cases LIST  comma-separated subset of none,persrc,newsrc,total (all)
+#   --cases LIST  comma-separated subset of none,persrc,newsrc,total,synproxy (all)
 #   --no-build    do not run make for build/xrl
 #
 # Environment: XRL (build/xrl), RATE (10: the per-source SYN limit, per s),
 # BURST (10), NEW (100: --new-sources per s, --new-burst the same),
-# TOTAL (1000: --total per s, --total-burst the same), FLOOD_MAX (200M
+# TOTAL (1000: --total per s, --total-burst the same), SP_RATE (1000: the
+# --syn-proxy rule's per-source rate and burst, over all of a source's TCP
+# packets to :80, not its SYNs alone), FLOOD_MAX (200M
 # frames), FLOOD (xdp_gen or trafgen), GEN (build/xdp_gen), FLOOD_RT (1:
 # xdp_gen runs SCHED_FIFO 50 on CPU 0, so that other work on a loaded machine
 # does not pause the flood for milliseconds at a time: a paused flood leaves
@@ -84,7 +87,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 XRL=${XRL:-$REPO/build/xrl}
 CONNS=40
 PAR=5
-CASES=none,persrc,newsrc,total
+CASES=none,persrc,newsrc,total,synproxy
 BUILD=1
 RATE=${RATE:-10}
 BURST=${BURST:-10}
@@ -120,7 +123,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [[ $CONNS =~ ^[0-9]+$ ]] && [ "$CONNS" -ge 1 ] && [ "$CONNS" -le 200 ] || { echo "--conns wants 1..200" >&2; exit 2; }
-[ $((CONNS * 4)) -le 240 ] || { echo "--conns: at most 60 (4 cases x N new-client addresses of 198.18.0.10-249)" >&2; exit 2; }
+NCASES=$(echo "$CASES" | tr ',' '\n' | grep -c .)
+[ $((CONNS * NCASES)) -le 240 ] || { echo "--conns: at most $((240 / NCASES)) for $NCASES cases (N new-client addresses of 198.18.0.10-249 per case)" >&2; exit 2; }
 [[ $PAR =~ ^[0-9]+$ ]] && [ "$PAR" -ge 1 ] && [ "$PAR" -le 20 ] || { echo "--parallel wants 1..20" >&2; exit 2; }
 
 N=xrln$$
@@ -238,6 +242,10 @@ for _ in $(seq 50); do
 done
 ip netns exec "$NS_C" curl -s -o /dev/null --max-time 2 http://198.18.0.1/ || die "the listener does not answer: $(cat "$TMP/server.log")"
 
+# --syn-proxy's case: an XDP_PASS program for c0 (bench/bench_path.d/xdp_pass.bpf.c)
+"${CLANG:-clang}" -O2 -target bpf -I/usr/include/"$(gcc -dumpmachine)" -c "$REPO/bench/bench_path.d/xdp_pass.bpf.c" \
+	-o "$TMP/xdp_pass.o" || die "cannot build bench/bench_path.d/xdp_pass.bpf.c"
+
 cat >"$TMP/syn.cfg" <<EOF
 {
   eth(da=$S1_MAC, type=0x0800),
@@ -266,22 +274,28 @@ rule_opts() { # CASE
 	persrc) echo "--syn --rate $RATE/s --burst $BURST --per 32" ;;
 	newsrc) echo "--syn --rate $RATE/s --burst $BURST --per 32 --new-sources $NEW/s --new-burst $NEW" ;;
 	total) echo "--syn --rate $RATE/s --burst $BURST --per 32 --total $TOTAL/s --total-burst $TOTAL" ;;
+	synproxy) echo "--proto tcp --dport 80 --syn-proxy --rate ${SP_RATE:-1000}/s --burst ${SP_RATE:-1000} --per 32" ;;
 	esac
 }
 
-# "OK N MEDIAN": successes, attempts, median connect time of the successes
+# "OK N MEDIAN P99": successes, attempts, median and 99th percentile connect time of the successes
 summary() { # FILE
-	local ok n med
+	local ok n med p99
 	n=$(wc -l <"$1")
 	ok=$(awk '$1 == 200' "$1" | wc -l)
 	med=$(awk '$1 == 200 { print $2 }' "$1" | sort -g | awk '{ t[NR] = $1 } END { printf "%.3f", NR ? t[int((NR + 1) / 2)] : 0 }')
-	echo "$ok $n $med"
+	p99=$(awk '$1 == 200 { print $2 }' "$1" | sort -g | awk '{ t[NR] = $1 } END { i = int(NR * 0.99 + 0.999); if (i < 1) i = 1; printf "%.3f", NR ? t[i] : 0 }')
+	echo "$ok $n $med $p99"
 }
 
 ROWS=()
 first=10
 for c in ${CASES//,/ }; do
-	case $c in none|persrc|newsrc|total) ;; *) die "unknown case '$c' (none, persrc, newsrc, total)" ;; esac
+	case $c in none|persrc|newsrc|total|synproxy) ;; *) die "unknown case '$c' (none, persrc, newsrc, total, synproxy)" ;; esac
+	if [ "$c" = synproxy ]; then
+		# the SYN-ACKs come back to c0 by XDP_TX: a veth takes those only into a peer with NAPI
+		ip -n "$NS_C" link set dev c0 xdp obj "$TMP/xdp_pass.o" sec xdp || die "cannot attach XDP_PASS to c0"
+	fi
 	xrls attach s0 >/dev/null 2>"$TMP/err" || die "xrl attach s0: $(cat "$TMP/err")"
 	xrls attach s1 >/dev/null 2>"$TMP/err" || die "xrl attach s1: $(cat "$TMP/err")"
 	opts=$(rule_opts "$c")
@@ -354,23 +368,24 @@ for c in ${CASES//,/ }; do
 	fi
 	# the server's SYN handling meanwhile: cookies sent, SYNs dropped with the queue full
 	read -r ck qd < <(paste <(echo "$nst0") <(echo "$nst1") | awk '{ printf "%d %d", $3 - $1, $4 - $2 }')
-	read -r nok nn nmed < <(summary "$TMP/new.$c")
-	read -r rok rn rmed < <(summary "$TMP/ret.$c")
+	read -r nok nn nmed np99 < <(summary "$TMP/new.$c")
+	read -r rok rn rmed _ < <(summary "$TMP/ret.$c")
 	pkts=$(jq -r '.packets' "$TMP/stats.$c.json")
 	drop=$(jq -r '.dropped' "$TMP/stats.$c.json")
 	nref=$(jq -r '[.rules[]?.new_refused] | add // 0' "$TMP/stats.$c.json")
 	tref=$(jq -r '[.rules[]?.total_refused] | add // 0' "$TMP/stats.$c.json")
 	created=$(jq -r '.created' "$TMP/stats.$c.json")
-	alert=$(grep -m1 'new sources arrive\|spoofed-source flood passes' "$TMP/top.$c" | cut -c1-160)
+	alert=$(grep -m1 'new sources arrive\|spoofed-source flood passes\|under a SYN flood' "$TMP/top.$c" | cut -c1-160)
 	prow='-|-|-|-'
 	[ -s "$TMP/row.$c" ] && prow=$(cat "$TMP/row.$c")
-	row=$(printf '%s|%s|%d/%d|%.2f|%d/%d|%.2f|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s' "$c" "${opts:-(no rule)}" \
-		"$nok" "$nn" "$nmed" "$rok" "$rn" "$rmed" "$prow" "${sent:-?}" "${fsecs:-?}" "$pkts" "$drop" "$nref" "$tref" "$created" "$ck" "$qd" "${alert:--}")
+	row=$(printf '%s|%s|%d/%d|%.2f|%.2f|%d/%d|%.2f|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s' "$c" "${opts:-(no rule)}" \
+		"$nok" "$nn" "$nmed" "$np99" "$rok" "$rn" "$rmed" "$prow" "${sent:-?}" "${fsecs:-?}" "$pkts" "$drop" "$nref" "$tref" "$created" "$ck" "$qd" "${alert:--}")
 	ROWS+=("$row")
-	log "case $c: new clients $nok/$nn (median connect ${nmed}s), returning $rok/$rn (${rmed}s); flood ${sent:-?} SYNs in ${fsecs:-?} s; xrl saw $pkts, dropped $drop (new_refused $nref, total_refused $tref), created $created; server: $ck SYN cookies, $qd SYNs dropped (queue full); clients took $(awk "BEGIN { printf \"%.1f\", ($t1 - $t0) / 1e9 }") s"
+	log "case $c: new clients $nok/$nn (median connect ${nmed}s, p99 ${np99}s), returning $rok/$rn (${rmed}s); flood ${sent:-?} SYNs in ${fsecs:-?} s; xrl saw $pkts, dropped $drop (new_refused $nref, total_refused $tref), created $created; server: $ck SYN cookies, $qd SYNs dropped (queue full); clients took $(awk "BEGIN { printf \"%.1f\", ($t1 - $t0) / 1e9 }") s"
 	[ -n "$alert" ] && log "  top: $alert"
 	xrls detach s1 >/dev/null 2>&1
 	xrls detach s0 >/dev/null 2>&1
+	[ "$c" = synproxy ] && ip -n "$NS_C" link set dev c0 xdp off
 	sleep 1
 done
 
@@ -378,8 +393,8 @@ done
 printf '\n### Legitimate clients during a spoofed SYN flood\n\n'
 printf 'bench/bench_newconn.sh, %s, kernel %s, %d CPUs, load average %s. A TCP SYN flood from random sources of 10.16.0.0/12 (%s on CPU 0%s, its own veth pair; SYNs that reached the server end counted) at an HTTP listener on :80 (python3 http.server; SYN cookies %s, tcp_max_syn_backlog %s) while curl clients connect through the other veth: %d connections of each kind per case, %d at once. Clients and listener on CPU %s. Success: HTTP 200 within %d s of connect + 1 s (%s SYN tries: tcp_syn_linear_timeouts %s). "new": every connection from an address never seen; "returning": from one address that connected just before the flood. xrl rules on 0.0.0.0/0, both interfaces one instance. Probe columns (PROBE=1, bench/newconn_probe.py): the new clients'"'"' SYNs (every try) that xrl passed, of those sent while the flood reached XDP at at least half its running rate over the ~2 ms around them ("flood full") and of those sent while it was under a tenth of it ("in a gap": the generator off the CPU); the connections all of whose tries were sent with the flood full, and how many got a SYN through; the share of the clients'"'"' time the flood was in a gap.\n\n' \
 	"$(date -u +%Y-%m-%d)" "$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$FLOOD" "$([ "$FLOOD_RT" = 1 ] && echo ', SCHED_FIFO')$([ "$FLOOD_HOLD" = 1 ] && [ "$FLOOD" != trafgen ] && echo ', --hold lo')" "$SYNCOOKIES" "$BACKLOG" "$CONNS" "$PAR" "${CLIENT_CPU:-any}" "$CONNECT_S" "$TRIES" "$LINEAR"
-printf '| case | rule | new clients ok | median connect s | returning ok | median connect s | new SYNs passed, flood full | in a gap | gap-free connections ok | clients'"'"' time in gaps | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| case | rule | new clients ok | median connect s | p99 connect s | returning ok | median connect s | new SYNs passed, flood full | in a gap | gap-free connections ok | clients'"'"' time in gaps | flood SYNs (reached s1) | in s | xrl saw | xrl dropped | new_refused | total_refused | buckets created | SYN cookies sent | SYNs dropped, queue full | top said |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for r in "${ROWS[@]}"; do
 	printf '| %s |\n' "${r//|/ | }"
 done

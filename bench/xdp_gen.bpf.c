@@ -23,6 +23,13 @@ const volatile __u32 src_lo = 0;	/* host byte order */
 const volatile __u32 src_n = 1;
 const volatile __u32 l4_tcp = 0;	/* the frame is a TCP SYN: its checksum covers the source too */
 __u64 sweep_next = 0;
+/*
+ * The SYN frame as built (l4_tcp): written over each frame before it goes
+ * out. Live frames are initialised once and recycled as they come back,
+ * and a receiver that answers in place (xrl --syn-proxy's XDP_TX) hands
+ * back its SYN-ACK: without this the generator would send that next time.
+ */
+__u8 syn_tmpl[54] = {};
 
 static __always_inline __u16 csum_fold(__u32 s)
 {
@@ -41,6 +48,13 @@ int xdp_gen(struct xdp_md *ctx)
 
 	if ((void *)(ip + 1) > end)
 		return XDP_ABORTED;
+	if (l4_tcp) {
+		__u8 t[54];
+
+		__builtin_memcpy(t, syn_tmpl, sizeof(t));
+		if (bpf_xdp_store_bytes(ctx, 0, t, sizeof(t)))
+			return XDP_ABORTED;
+	}
 	if (gen_mode != GEN_FIXED) {
 		if (gen_mode == GEN_RANDOM)
 			off = bpf_get_prandom_u32() % src_n;

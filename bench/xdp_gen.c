@@ -279,6 +279,8 @@ int main(int argc, char **argv)
 	skel->rodata->out_ifindex = (uint32_t)ifindex;
 	skel->rodata->gen_mode = mode;
 	skel->rodata->l4_tcp = syn_port != 0;
+	if (syn_port)
+		memcpy(skel->bss->syn_tmpl, frame, sizeof(skel->bss->syn_tmpl));
 	if (mode != GEN_FIXED) {
 		skel->rodata->src_lo = ntohl(ip->saddr);
 		skel->rodata->src_n = (uint32_t)num(n, "N", 1U << 24);

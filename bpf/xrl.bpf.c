@@ -11,6 +11,7 @@
 #include "xrl_table.h"
 #include "xrl_algo.h"
 #include "xrl_maps.bpf.h"
+#include "xrl_synproxy.bpf.h"
 
 #define XRL_CAS_TRIES 8
 
@@ -1184,6 +1185,103 @@ static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_
 	return xrl_limit_key(r, key, len, now_ns, 0, 1, cfg, gs);
 }
 
+/*
+ * --syn-proxy: has the source of key a bucket of the rule's version
+ * (it proved itself since the rule was last set)? Read only: nothing
+ * inserted, nothing decided. A bucket of an older version is the same
+ * source's, but the rule it proved itself to may have been another.
+ */
+static __noinline int xrl_source_known(const struct xrl_bucket_key *key, __u32 version,
+				       struct xrl_config *cfg)
+{
+	__u64 hit = 0, want, bit, *w;
+	__u32 h, idx, i;
+
+	want = xrl_table_key(key, cfg->hash_seed, &h);
+	w = xrl_proven_word(h, &bit);
+	if (!w || !(*w & bit))
+		return 0;   /* never proven: no look at the table */
+	if (key->family == 4) {
+		struct xrl_set4 *set;
+
+		idx = xrl_set_index(h, cfg->sets_v4);
+		set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
+		if (!set)
+			return 0;
+		hit = xrl_set4_hit(set, want);
+		return hit && xrl_key_current(set->w[(hit - 1) & (XRL_WAYS4 - 1)].key, version);
+	} else {
+		struct xrl_set6 *set;
+
+		idx = xrl_set_index(h, cfg->sets_v6);
+		set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
+		if (!set)
+			return 0;
+		for (i = 0; i < XRL_WAYS6; i++)
+			hit |= xrl_way_hit6(set->w[i].e.key, set->w[i].addr, want, key->addr, i);
+		return hit && xrl_key_current(set->w[(hit - 1) & (XRL_WAYS6 - 1)].e.key, version);
+	}
+}
+
+/* --syn-proxy: the source of key proved itself (or has a connection): set its bit. */
+static __noinline void xrl_source_proven(const struct xrl_bucket_key *key, struct xrl_config *cfg)
+{
+	__u64 bit, *w;
+	__u32 h;
+
+	xrl_table_key(key, cfg->hash_seed, &h);
+	w = xrl_proven_word(h, &bit);
+	if (w && !(*w & bit))
+		__sync_fetch_and_or(w, bit);
+}
+
+/*
+ * A TCP segment of a --syn-proxy rule (flags: its TCP flags), before its
+ * limit: what xrl_synproxy.bpf.h makes of it. A proven source (one with a
+ * bucket) is judged by the rule as any, its SYNs too (its pure ACKs that
+ * return a cookie of a second handshake still go to the tc program); an
+ * unproven source's SYN is answered, its ACK proves it when its cookie
+ * holds, and any other segment of it passes to the limit only when the
+ * kernel has a socket for it (a connection whose bucket was evicted).
+ * A global function: the verifier checks it once, not once per state of
+ * the main program that calls it.
+ */
+__noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key, __u32 flags,
+			    __u32 version, struct xrl_config *cfg)
+{
+	struct xrl_sp_scratch *x;
+	struct xrl_sp_seg *g;
+	__u32 zero = 0;
+	__u64 now_ns;
+
+	if (!ctx || !key || !cfg)
+		return XRL_SP_JUDGE;
+	x = bpf_map_lookup_elem(&xrl_sp_scratch, &zero);
+	if (!x)
+		return XRL_SP_JUDGE;
+	g = &x->g;
+	if (xrl_source_known(key, version, cfg)) {
+		if ((flags & (XRL_TH_SYN | XRL_TH_RST | XRL_TH_FIN | XRL_TH_ACK)) == XRL_TH_ACK &&
+		    !xrl_sp_read(ctx, g) && !g->paylen)
+			xrl_sp_proven(ctx, g, cfg, xrl_coarse_ns(cfg));
+		return XRL_SP_JUDGE;
+	}
+	if (xrl_sp_read(ctx, g))
+		return XRL_SP_JUDGE;   /* not a frame the proxy reads: limited as before */
+	now_ns = xrl_coarse_ns(cfg);
+	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_SYN)
+		return xrl_sp_answer(ctx, x, cfg, now_ns) ? XRL_SP_BAD : XRL_SP_TX;
+	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_ACK &&
+	    xrl_sp_proven(ctx, g, cfg, now_ns)) {
+		xrl_source_proven(key, cfg);
+		return XRL_SP_PROVEN;
+	}
+	if (!xrl_sp_has_socket(ctx, g))
+		return XRL_SP_BAD;
+	xrl_source_proven(key, cfg);
+	return XRL_SP_JUDGE;
+}
+
 SEC("xdp")
 int xrl_xdp(struct xdp_md *ctx)
 {
@@ -1255,6 +1353,21 @@ int xrl_xdp(struct xdp_md *ctx)
 	 * it, so they are not kept across the decision.
 	 */
 	xrl_make_key(r, &p, &key);
+	if ((r->policy & XRL_P_SYNPROXY) && p.proto == IPPROTO_TCP && p.has_l4) {
+		res = xrl_synproxy(ctx, &key, p.tcp_flags, r->version, cfg);
+		if (res == XRL_SP_TX) {
+			rs->synack_sent++;
+			return XDP_TX;
+		}
+		if (res == XRL_SP_BAD) {
+			rs->bad_cookie++;
+			pass = 0;
+			now_ns = bpf_ktime_get_coarse_ns();
+			goto judged;
+		}
+		if (res == XRL_SP_PROVEN)
+			rs->proven++;
+	}
 	if (r->action == XRL_ACT_DENY) {
 		pass = 0;
 	} else {

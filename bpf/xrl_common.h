@@ -36,6 +36,15 @@ enum xrl_action {
  */
 #define XRL_P_SHADOW 0x01
 #define XRL_P_BLOCK  0x02
+/*
+ * --syn-proxy (a TCP rule with --dport): a SYN from a source without a
+ * bucket is answered at XDP with a SYN-ACK carrying a cookie (XDP_TX) and
+ * touches no bucket; the ACK that returns a valid cookie proves the source,
+ * which only then gets a bucket, and the kernel gets the handshake through
+ * the tc program (bpf/xrl_tc.bpf.c, bpf_sk_assign_tcp_reqsk). See
+ * bpf/xrl_synproxy.h.
+ */
+#define XRL_P_SYNPROXY 0x04
 
 /* Rule match flags. */
 #define XRL_F_PROTO  0x01   /* proto must equal the rule's */
@@ -331,6 +340,10 @@ struct xrl_rule_stats {
 	__u64 shadow_dropped;       /* packets a shadow rule would have dropped: passed */
 	__u64 shadow_dropped_bytes;
 	__u64 blocked;        /* packets of sources in the penalty box (also in dropped, or shadow_dropped) */
+	/* --syn-proxy */
+	__u64 synack_sent;    /* SYNs of unproven sources answered with a cookie SYN-ACK (XDP_TX) */
+	__u64 proven;         /* ACKs that returned a valid cookie: handshakes proven */
+	__u64 bad_cookie;     /* ACKs (or other segments) of unproven sources with no valid cookie and no socket: dropped */
 };
 
 /* Global counters, per CPU. */
@@ -395,6 +408,12 @@ struct xrl_config {
 	 */
 	__u32 table_format;
 	__u32 _pad_cfg;
+	/*
+	 * --syn-proxy: the SipHash key of the SYN cookies (xrl_synproxy.h),
+	 * 128 bits from getrandom(2) when the instance is made, kept while it
+	 * is pinned, never printed.
+	 */
+	__u64 cookie_key[2];
 };
 /*
  * Bump when xrl_table.h changes which set or way a source maps to, or how
@@ -459,10 +478,63 @@ struct xrl_iface {
 	__u32 prog_id;
 	__u8  mode;         /* enum xdp_attach_mode of libxdp */
 	__u8  multiprog;    /* 1: inside libxdp's dispatcher; 0: attached alone */
-	__u16 _pad;
+	__u8  tc;           /* XRL_TC_*: the --syn-proxy completion program's tc state there */
+	__u8  _pad;
 	__u64 netns_cookie; /* SO_NETNS_COOKIE of its namespace (never reused); 0: the reader's */
 	__u32 netns_ino;    /* inode of its namespace (/proc/PID/ns/net): where to find it */
 	__u32 _pad2;
+};
+
+/*
+ * --syn-proxy's filter of proven sources (xrl_proven): one bit per hash of
+ * (rule, source), set when a source proves itself (or is found with a
+ * connection of the kernel's). A SYN whose bit is clear is a new source's
+ * for sure and is answered without a look at the bucket table (whose
+ * random access is most of a spoofed SYN's cost); a set bit sends it to the
+ * table, which decides. Bits are never cleared: with n sources proven,
+ * about n / XRL_PROVEN_BITS of new sources' SYNs also look at the table.
+ */
+#define XRL_PROVEN_BITS  (1u << 20)   /* 128 KiB */
+#define XRL_PROVEN_WORDS (XRL_PROVEN_BITS / 64)
+
+/* xrl_iface.tc: what attach did at tc ingress, so detach undoes just that. */
+#define XRL_TC_FILTER 0x01   /* xrl's tc filter (bpf/xrl_tc.bpf.c) is attached */
+#define XRL_TC_QDISC  0x02   /* xrl created the clsact qdisc: detach removes it */
+
+/*
+ * What the XDP program tells the tc program about an ACK whose cookie it
+ * found valid, in the frame's metadata (bpf_xdp_adjust_meta): the options
+ * the cookie carried, in the layout of the kernel's struct
+ * bpf_tcp_req_attrs (given to bpf_sk_assign_tcp_reqsk as it is).
+ */
+#define XRL_SP_META_MAGIC 0x78726c53u   /* "xrlS" */
+struct xrl_sp_attrs {
+	__u32 rcv_tsval;
+	__u32 rcv_tsecr;
+	__u16 mss;
+	__u8  rcv_wscale;
+	__u8  snd_wscale;
+	__u8  ecn_ok;
+	__u8  wscale_ok;
+	__u8  sack_ok;
+	__u8  tstamp_ok;
+	__u8  usec_ts_ok;
+	__u8  reserved[3];
+};
+_Static_assert(sizeof(struct xrl_sp_attrs) == 20, "the kernel's struct bpf_tcp_req_attrs is 20 bytes");
+struct xrl_sp_meta {
+	__u32 magic;
+	__u32 _pad;
+	struct xrl_sp_attrs attrs;
+};
+
+/* The tc program's outcomes (its xrl_tc_counts, per CPU). */
+enum xrl_tc_count {
+	XRL_TC_ASSIGNED = 0,   /* the kernel was given the connection's request socket */
+	XRL_TC_FAILED,         /* bpf_sk_assign_tcp_reqsk refused (a listener sysctl disables an option) */
+	XRL_TC_NO_LISTENER,    /* a proven ACK for a port nobody listens on: the kernel resets it */
+	XRL_TC_EXISTS,         /* the connection exists already */
+	XRL_TC_NCOUNT,
 };
 
 #define XRL_MAX_IFACES 64

@@ -17,7 +17,8 @@ PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool lib
 libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
 git gzip mawk coreutils libc-bin mount sed grep diffutils
-strace dpkg binutils python3 systemd dpkg-dev"
+strace dpkg binutils python3 systemd dpkg-dev
+python3-scapy"   # python3-scapy: tests/e2e/test_synproxy.sh crafts handshakes (forged, replayed ACKs)
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;

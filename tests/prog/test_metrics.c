@@ -349,7 +349,7 @@ static void test_counters_match_maps(void **state)
 	assert_int_equal(value(text, "xrl_malformed_judged_packets_total{instance=\"" INST "\"}"),
 			 g.malformed_judged);
 	assert_int_equal(value(text, "xrl_vlan_deep_packets_total{instance=\"" INST "\"}"), g.vlan_deep);
-	assert_int_equal(count_lines_starting(text, "# TYPE "), 28);   /* + stale, rule tracked, new-source budget; shadow_dropped, blocked, blocked_sources */
+	assert_int_equal(count_lines_starting(text, "# TYPE "), 31);   /* + stale, rule tracked, new-source budget; shadow_dropped, blocked, blocked_sources; --syn-proxy: synacks, proven, bad cookies */
 	assert_series_unique(text);
 	assert_promtool_ok(text);
 	free(text);

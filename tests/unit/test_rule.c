@@ -629,6 +629,12 @@ static void test_block_needs_opt_in(void **state)
 	assert_string_equal(text, "10.0.0.0/8 --proto udp --rate 100/s --burst 100 --per 32 --block 10m --block-spoofable");
 	parse_ok(text, &d);
 	assert_false(xrl_rule_source_proven(&d));
+	/* behind the SYN proxy a source has completed a handshake: --block is offered plainly */
+	parse_ok("10.0.0.0/8 --proto tcp --dport 443 --rate 100 --block 10m --syn-proxy", &d);
+	assert_true(xrl_rule_source_proven(&d));
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_null(strstr(text, "--block-spoofable"));
+	parse_ok(text, &d);
 }
 
 static void test_rule_blank_and_comments(void **state)
@@ -897,7 +903,7 @@ static void test_rule_no_abbreviations(void **state)
 		if (parse(t[i], &d, err) != -1)
 			fail_msg("'%s': accepted; an abbreviated option must be refused", t[i]);
 		check_err("rule", t[i], err, want);
-		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --block-spoofable");
+		check_err("rule", t[i], err, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block, --block-spoofable or --syn-proxy");
 	}
 }
 
@@ -1602,13 +1608,13 @@ static void test_rule_table_text(void **state)
 			    " [--bytes-burst SIZE] [--new-sources RATE] [--new-burst N] [--total RATE]"
 			    " [--total-burst N]"
 			    " [--per LEN] [--proto tcp|udp|icmp|icmpv6]"
-			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION] [--block-spoofable]");
+			    " [--dport PORT] [--syn] [--global] [--algo ALGO] [--shadow] [--block DURATION] [--block-spoofable] [--syn-proxy]");
 	xrl_opts_usage(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "[--proto tcp|udp|icmp|icmpv6] [--dport PORT] [--syn]");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_MATCH, buf, sizeof(buf));
 	assert_string_equal(buf, "--proto, --dport or --syn");
 	xrl_opts_list(&xrl_rule_opts, XRL_RULE_ADD, buf, sizeof(buf));
-	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block or --block-spoofable");
+	assert_string_equal(buf, "--rate, --burst, --bytes, --bytes-burst, --new-sources, --new-burst, --total, --total-burst, --per, --proto, --dport, --syn, --global, --algo, --allow, --deny, --shadow, --block, --block-spoofable or --syn-proxy");
 }
 
 static void test_utf8_clean(void **state)

@@ -11,6 +11,7 @@
 #include <xdp/libxdp.h>
 
 #include "xrl_attach.h"
+#include "xrl_tc.h"
 #include "xrl_cli.h"
 #include "xrl_rule.h"
 
@@ -111,6 +112,8 @@ int xrl_cmd_attach(struct xrl_ctx *ctx, int argc, char **argv)
 		       r.multiprog ? "inside libxdp's multi-program dispatcher"
 				   : "attached alone (libxdp's dispatcher not in use)",
 		       r.prog_id);
+		if (xrl_tc_syncookies() == 0)
+			fprintf(stderr, "xrl: warning: net.ipv4.tcp_syncookies is 0 in this network namespace: the kernel refuses the handshakes of --syn-proxy rules; set it to 1 (sysctl -w net.ipv4.tcp_syncookies=1)\n");
 	}
 	return 0;
 }
@@ -175,6 +178,7 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 			json_object_set_new(o, "netns_path",
 					    s->reachable ? xrl_json_text(s->netns_path) : json_null());
 		}
+		json_object_set_new(o, "syn_proxy", json_string(s->syn_proxy ? XRL_TC_PATH : "none"));
 		json_array_append_new(ifs, o);
 		if (human) {
 			const char *gone = s->attached ? "" :
@@ -195,6 +199,12 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 				printf("    in network namespace %s, not this one, which xrl cannot find (no /run/netns name, no process in it)%s\n",
 				       s->netns, s->attached ? ": its program is still loaded" : "");
 		}
+		if (human)
+			printf("  %-25s syn-proxy completion: %s%s\n", "",
+			       s->syn_proxy ? XRL_TC_PATH :
+					      "none (the tc program is not attached: --syn-proxy rules cannot complete handshakes here)",
+			       s->syn_proxy && s->here && xrl_tc_syncookies() == 0 ?
+				       "; net.ipv4.tcp_syncookies is 0 here: the kernel refuses the proxy's handshakes (sysctl -w net.ipv4.tcp_syncookies=1)" : "");
 	}
 	o = json_pack("{s:s,s:o,s:i,s:I,s:i,s:s}", "instance", name, "interfaces", ifs,
 		      "rules", st.rules, "sources", (json_int_t)st.sources,

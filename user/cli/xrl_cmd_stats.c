@@ -192,6 +192,12 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 				    json_integer((json_int_t)s.shadow_dropped_bytes));
 		json_object_set_new(r, "blocked", json_integer((json_int_t)s.blocked));
 		json_object_set_new(r, "blocked_sources", json_integer((json_int_t)blocked_now[i]));
+		if (defs[i].policy & XRL_P_SYNPROXY) {
+			/* --syn-proxy: cookies sent, handshakes proven, ACKs refused */
+			json_object_set_new(r, "synack_sent", json_integer((json_int_t)s.synack_sent));
+			json_object_set_new(r, "proven", json_integer((json_int_t)s.proven));
+			json_object_set_new(r, "bad_cookie", json_integer((json_int_t)s.bad_cookie));
+		}
 		if (defs[i].policy & XRL_P_SHADOW)
 			json_object_set_new(r, "shadow", json_true());
 		json_array_append_new(rules, r);
@@ -294,6 +300,16 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 				printf("%s: %s packets of blocked sources%s; %ld blocked now\n",
 				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")), bl,
 				       defs[i].policy & XRL_P_SHADOW ? " (shadow: passed)" : "", blocked_now[i]);
+			if (defs[i].policy & XRL_P_SYNPROXY) {
+				char sa[32], pr[32], bc[32];
+
+				xrl_fmt_count((double)rs[i].synack_sent, sa, sizeof(sa));
+				xrl_fmt_count((double)rs[i].proven, pr, sizeof(pr));
+				xrl_fmt_count((double)rs[i].bad_cookie, bc, sizeof(bc));
+				printf("%s: syn-proxy: %s SYN-ACKs sent, %s handshakes proven, %s bad cookies dropped\n",
+				       json_string_value(json_object_get(json_array_get(rules, (size_t)i), "match")),
+				       sa, pr, bc);
+			}
 		}
 		json_decref(rules);
 		json_decref(o);

@@ -84,6 +84,8 @@ struct top_alerts {
 	struct xrl_newsrc_rate r[XRL_MAX_RULES];
 	enum xrl_newsrc_alert al[XRL_MAX_RULES];
 	struct xrl_flood_tally t[XRL_MAX_RULES];
+	struct xrl_synflood_rate syn[XRL_MAX_RULES];   /* --syn-proxy */
+	bool synflood[XRL_MAX_RULES];                   /* absorbing a SYN flood (xrl_synflood) */
 	int any;
 };
 
@@ -96,8 +98,10 @@ static void top_alerts_read(const struct xrl_maps *m, const struct xrl_rule_def 
 	int j;
 
 	A->any = 0;
-	for (j = 0; j < nd; j++)
+	for (j = 0; j < nd; j++) {
 		A->al[j] = XRL_NEWSRC_QUIET;
+		A->synflood[j] = false;
+	}
 	for (j = 0; j < nd && defs[j].action != XRL_ACT_LIMIT; j++)
 		;
 	if (j == nd || xrl_read_rule_stats_many(m, ids, nd, a))
@@ -111,6 +115,8 @@ static void top_alerts_read(const struct xrl_maps *m, const struct xrl_rule_def 
 		xrl_newsrc_rates(&defs[j], &a[j], &b[j], (double)(t1 - t0) / 1e9, &A->r[j]);
 		A->al[j] = xrl_newsrc_judge(&defs[j], &A->r[j]);
 		A->any += A->al[j] != XRL_NEWSRC_QUIET;
+		A->synflood[j] = xrl_synflood(&defs[j], &a[j], &b[j], (double)(t1 - t0) / 1e9, &A->syn[j]);
+		A->any += A->synflood[j];
 	}
 }
 
@@ -128,6 +134,18 @@ static void top_alerts_print(const struct xrl_rule_def *defs, int nd, const stru
 		char rule[192], line[1024];
 		json_t *o;
 
+		if (A->synflood[j]) {
+			xrl_rule_format_match(&defs[j], rule, sizeof(rule));
+			xrl_synflood_line(rule, &A->syn[j], line, sizeof(line));
+			if (!arr)
+				printf("%s\n", line);
+			else
+				json_array_append_new(arr, json_pack("{s:s,s:s,s:f,s:f,s:f,s:s}", "rule", rule,
+								     "alert", "syn_flood", "synacks_per_s",
+								     A->syn[j].synacks, "proven_per_s",
+								     A->syn[j].proven, "bad_cookies_per_s",
+								     A->syn[j].bad, "line", line));
+		}
 		if (A->al[j] == XRL_NEWSRC_QUIET)
 			continue;
 		xrl_rule_format_match(&defs[j], rule, sizeof(rule));

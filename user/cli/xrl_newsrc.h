@@ -136,4 +136,40 @@ static inline void xrl_newsrc_wait(void)
 		;
 }
 
+/*
+ * A --syn-proxy rule absorbing a SYN flood (top and top --watch): at least
+ * XRL_SYNFLOOD_PER_S SYNs a second answered with cookies, of which under a
+ * tenth come back as handshakes (a crowd of real clients proves most of its
+ * cookies).
+ */
+#define XRL_SYNFLOOD_PER_S 1000.0
+
+struct xrl_synflood_rate {
+	double synacks, proven, bad;   /* per second */
+};
+
+static inline bool xrl_synflood(const struct xrl_rule_def *d, const struct xrl_rule_stats *a,
+				const struct xrl_rule_stats *b, double secs,
+				struct xrl_synflood_rate *r)
+{
+	r->synacks = xrl_newsrc_per_s(a->synack_sent, b->synack_sent, secs);
+	r->proven = xrl_newsrc_per_s(a->proven, b->proven, secs);
+	r->bad = xrl_newsrc_per_s(a->bad_cookie, b->bad_cookie, secs);
+	return (d->policy & XRL_P_SYNPROXY) && r->synacks >= XRL_SYNFLOOD_PER_S &&
+	       r->proven * 10 < r->synacks;
+}
+
+static inline void xrl_synflood_line(const char *rule, const struct xrl_synflood_rate *r,
+				     char *line, size_t len)
+{
+	char s1[32], s2[32], s3[32];
+
+	xrl_fmt_count(r->synacks, s1, sizeof(s1));
+	xrl_fmt_count(r->proven, s2, sizeof(s2));
+	xrl_fmt_count(r->bad, s3, sizeof(s3));
+	snprintf(line, len,
+		 "rule %s: under a SYN flood, absorbed at XDP: %s SYNs/s answered with cookies, %s handshakes/s proven, %s bad cookies/s (no bucket, no kernel work for them)",
+		 rule, s1, s2, s3);
+}
+
 #endif /* XRL_NEWSRC_H */

@@ -71,6 +71,8 @@ struct top_newsrc {
 	struct xrl_newsrc_rate rate[XRL_MAX_RULES];   /* by index in defs */
 	enum xrl_newsrc_alert alert[XRL_MAX_RULES];
 	struct xrl_flood_tally tally[XRL_MAX_RULES];   /* by index in defs: the sketch's rows */
+	struct xrl_synflood_rate syn[XRL_MAX_RULES];   /* --syn-proxy, by index in defs */
+	bool synflood[XRL_MAX_RULES];
 	int n;
 	bool rates;
 	__u64 prev_ns;
@@ -96,6 +98,8 @@ static int top_newsrc_sample(struct top_newsrc *ns, const struct xrl_maps *m)
 			before = ns->prev[id];
 		xrl_newsrc_rates(&ns->defs[i], &before, &ns->cur[i], secs, &ns->rate[i]);
 		ns->alert[i] = ns->rates ? xrl_newsrc_judge(&ns->defs[i], &ns->rate[i]) : XRL_NEWSRC_QUIET;
+		ns->synflood[i] = ns->rates &&
+				  xrl_synflood(&ns->defs[i], &before, &ns->cur[i], secs, &ns->syn[i]);
 	}
 	memset(ns->seen, 0, sizeof(ns->seen));
 	for (i = 0; i < ns->n; i++) {
@@ -115,7 +119,12 @@ static void top_newsrc_draw(const struct top_newsrc *ns, struct xrl_frame *f)
 	for (i = 0; i < ns->n && xrl_frame_room(f) > 0; i++) {
 		char rule[192], line[1024];
 
-		if (ns->alert[i] == XRL_NEWSRC_QUIET)
+		if (ns->synflood[i]) {
+			xrl_rule_format_match(&ns->defs[i], rule, sizeof(rule));
+			xrl_synflood_line(rule, &ns->syn[i], line, sizeof(line));
+			xrl_frame_wrap(f, XRL_FRAME_BOLD, "%s", line);
+		}
+		if (ns->alert[i] == XRL_NEWSRC_QUIET || xrl_frame_room(f) <= 0)
 			continue;
 		xrl_rule_format_match(&ns->defs[i], rule, sizeof(rule));
 		xrl_flood_line(&ns->defs[i], &ns->rate[i], ns->alert[i], &ns->tally[i], rule, line,

@@ -356,6 +356,36 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 		algo_label(f, &s->defs[i]);
 		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].blocked);
 	}
+	{
+		/* --syn-proxy */
+		static const char *const name[] = { "xrl_synproxy_synacks_total",
+						    "xrl_synproxy_proven_total",
+						    "xrl_synproxy_bad_cookies_total" };
+		static const char *const help[] = {
+			"SYNs of unproven sources a --syn-proxy rule answered at XDP with a cookie SYN-ACK.",
+			"ACKs that returned a valid cookie: handshakes proven (the source got its bucket).",
+			"Segments of unproven sources with no valid cookie and no socket: dropped.",
+		};
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			xrl_metrics_family(f, name[k], "counter", help[k]);
+			for (i = 0; i < s->n; i++) {
+				char match[192];
+				__u64 v = k == 0 ? s->rs[i].synack_sent :
+					  k == 1 ? s->rs[i].proven : s->rs[i].bad_cookie;
+
+				if (!(s->defs[i].policy & XRL_P_SYNPROXY))
+					continue;
+				xrl_rule_format_match(&s->defs[i], match, sizeof(match));
+				fputs(name[k], f);
+				xrl_metrics_label(f, "{", "instance", in);
+				xrl_metrics_label(f, ",", "rule", match);
+				algo_label(f, &s->defs[i]);
+				fprintf(f, "} %llu\n", (unsigned long long)v);
+			}
+		}
+	}
 	xrl_metrics_family(f, "xrl_blocked_sources", "gauge",
 	       "Sources in a rule's penalty box now (--block; `xrl block list` lists them).");
 	for (i = 0; i < s->n; i++) {

@@ -31,6 +31,7 @@
 
 #include "xrl_table.h"
 #include "xrl_attach.h"
+#include "xrl_tc.h"
 #include "xrl_format.h"
 #include "xrl_rule.h"
 #include "xrl.skel.h"
@@ -729,6 +730,13 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 		rc = fail(errbuf, errlen, err, "cannot initialize the instance's config: %s", strerror(-err));
 		goto out_detach;
 	}
+	/*
+	 * --syn-proxy's completion at tc ingress. A kernel without
+	 * bpf_sk_assign_tcp_reqsk (before 6.9) keeps the rest of xrl: status
+	 * then says the proxy has no completion path there.
+	 */
+	if (xrl_tc_attach(ifindex, &rec.tc, why, sizeof(why)))
+		rec.tc = 0;
 	key = (__u32)ifindex;
 	if (bpf_map_update_elem(m.ifaces, &key, &rec, BPF_ANY)) {
 		rc = fail(errbuf, errlen, neg_errno(), "cannot record the interface: %s", strerror(errno));
@@ -743,6 +751,7 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 	goto out;
 
 out_detach:
+	xrl_tc_detach(ifindex, rec.tc);
 	xdp_program__detach(prog, ifindex, mode, 0);
 out_clean:
 	if (!existed) {
@@ -868,6 +877,8 @@ int xrl_detach(struct xrl_instance *in, const char *iface, bool name_instance,
 			goto out;
 		}
 	}
+	if (name_now && rec.tc)
+		xrl_tc_detach((int)ifindex, rec.tc);
 	bpf_map_delete_elem(m.ifaces, &ifindex);
 	if (xrl_iface_count(&m) == 0) {
 		__u32 other;
@@ -943,6 +954,9 @@ int xrl_status_read(const char *name, struct xrl_status *st, char *errbuf, size_
 			snprintf(s->netns, sizeof(s->netns), "%s", w.way.label);
 			snprintf(s->netns_path, sizeof(s->netns_path), "%s", w.way.path);
 		}
+		/* the tc program is looked for here only; elsewhere the record says */
+		s->syn_proxy = w.attached && (rec.tc & XRL_TC_FILTER) &&
+			       (!w.here || xrl_tc_present((int)key));
 		st->nifaces++;
 	}
 	st->rules = nrules;

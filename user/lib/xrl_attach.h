@@ -71,6 +71,7 @@ struct xrl_status_iface {
 	bool reachable;              /* the caller's, or another found and looked into */
 	char netns[128];             /* another: "NAME" (/run/netns/NAME), "of process PID (COMM)", "inode N" */
 	char netns_path[160];        /* another, reachable: what nsenter --net= takes to enter it */
+	bool syn_proxy;              /* --syn-proxy's tc program is there (XRL_TC_PATH) */
 };
 
 /* What status reports of an instance. */

@@ -21,7 +21,9 @@ const char *const xrl_map_names[] = {
 	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
 	/* per rule and host, whichever interface a packet arrives on (issue 13) */
 	"xrl_newsrc", "xrl_total", "xrl_total_local",
-	"xrl_logs", "xrl_blocked", NULL,
+	"xrl_logs", "xrl_blocked",
+	"xrl_proven",   /* --syn-proxy */
+	NULL,
 };
 
 static int *map_slot(struct xrl_maps *m, int i)
@@ -30,7 +32,7 @@ static int *map_slot(struct xrl_maps *m, int i)
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
 			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
 			 &m->newsrc, &m->total, &m->total_local, &m->logs,
-			 &m->blocked };
+			 &m->blocked, &m->proven };
 	return slots[i];
 }
 
@@ -143,6 +145,11 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	struct xrl_config cfg = { .malformed_policy = malformed_policy };
 	int rc = new_hash_seed(&cfg.hash_seed);
 
+	/* --syn-proxy: the cookies' key, 128 bits of its own */
+	if (!rc)
+		rc = new_hash_seed(&cfg.cookie_key[0]);
+	if (!rc)
+		rc = new_hash_seed(&cfg.cookie_key[1]);
 	if (rc)
 		return rc;
 	cfg.tick_ns = xrl_coarse_tick_ns();
@@ -737,6 +744,9 @@ int xrl_read_rule_stats_many(const struct xrl_maps *m, const __u32 *ids, int n,
 			out[i].shadow_dropped += v->shadow_dropped;
 			out[i].shadow_dropped_bytes += v->shadow_dropped_bytes;
 			out[i].blocked += v->blocked;
+			out[i].synack_sent += v->synack_sent;   /* --syn-proxy */
+			out[i].proven += v->proven;
+			out[i].bad_cookie += v->bad_cookie;
 		}
 	}
 	free(all);

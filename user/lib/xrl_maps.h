@@ -34,6 +34,7 @@ struct xrl_maps {
 	int total_local;   /* per CPU: the unspent batch of cap tokens */
 	int logs;         /* --algo sliding-log's rings */
 	int blocked;      /* --block's penalty box */
+	int proven;       /* --syn-proxy's filter of proven sources */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */

@@ -317,7 +317,9 @@ enum {
 	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
 	RO_GLOBAL,
 	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_N,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE,
+	RO_SYN_PROXY,   /* --syn-proxy */
+	RO_N,
 };
 
 static const struct xrl_opt rule_opts[RO_N] = {
@@ -372,6 +374,9 @@ static const struct xrl_opt rule_opts[RO_N] = {
 	/* stores nothing: a --block rule whose sources are not proven needs it (rule_check) */
 	[RO_BLOCK_SPOOFABLE] = { "block-spoofable", 0, NULL, opt_given, .modes = ADD,
 				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out" },
+	[RO_SYN_PROXY] = { "syn-proxy", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
+			   .val = XRL_P_SYNPROXY,
+			   .help = "answer SYNs of new sources with a cookie at XDP; a source gets a bucket once its ACK proves the handshake (needs --proto tcp --dport)" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -465,6 +470,12 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 			}
 		d->per_len = d->family == 4 ? 32 : 128;   /* top names each denied source */
 		return 0;
+	}
+	if (GIVEN(RO_SYN_PROXY)) {
+		if (!(d->flags & XRL_F_DPORT) || d->proto != IPPROTO_TCP)
+			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of one TCP service: give it --proto tcp --dport PORT");
+		if (d->flags & XRL_F_SYN)
+			return xrl_fail(err, errlen, "--syn-proxy judges the whole handshake (SYN and ACK): drop --syn");
 	}
 	if (!GIVEN(RO_RATE) && !GIVEN(RO_BYTES))
 		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --bytes RATE, --allow or --deny");
@@ -672,18 +683,20 @@ void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 			n += snprintf(buf + n, len - n, " --block-spoofable");
 	}
 	if ((d->policy & XRL_P_SHADOW) && n < len)
-		snprintf(buf + n, len - n, " --shadow");
+		n += snprintf(buf + n, len - n, " --shadow");
+	if ((d->policy & XRL_P_SYNPROXY) && n < len)
+		snprintf(buf + n, len - n, " --syn-proxy");
 }
 
 bool xrl_rule_source_proven(const struct xrl_rule_def *d)
 {
 	/*
-	 * No rule proves its sources yet: the data path sees each packet alone,
-	 * and any packet's source address can be forged. TCP behind the SYN
-	 * proxy, after a completed handshake, will be the proven case.
+	 * A packet's source address can be forged, so a rule proves its
+	 * sources only behind the SYN proxy: a source there gets a bucket once
+	 * its ACK has returned the cookie sent to that address (a completed
+	 * handshake). Every other rule judges sources a spoofer can name.
 	 */
-	(void)d;
-	return false;
+	return (d->policy & XRL_P_SYNPROXY) != 0;
 }
 
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
