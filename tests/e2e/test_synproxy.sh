@@ -48,6 +48,7 @@ INST=$XRLT_NAME
 NS_C=${XRLT_NAME}c
 NS_S=${XRLT_NAME}s
 NS_F=${XRLT_NAME}f
+# shellcheck disable=SC2034  # used by the cleanup hook (a string run later)
 PIN_DIR=/sys/fs/bpf/xrl/$INST
 
 xrlt_counted_checks
