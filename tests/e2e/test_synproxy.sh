@@ -21,7 +21,7 @@
 #     dropped and counted as bad cookies, an ACK to a port without the rule
 #     makes no connection, the valid ACK makes one;
 #  4. a proven source flooding SYNs from its real address is held to the rule:
-#     it sends 600 SYNs at once, at most burst + rate x time pass;
+#     it sends 3000 SYNs at once, at most burst + rate x time pass;
 #  5. during a spoofed SYN flood (build/xdp_gen --syn from F, random sources
 #     over 10.16.0.0/12, bounded by count and time): at least 99 of 100 new
 #     clients connect, the server's kernel saw almost none of the flood
@@ -40,7 +40,7 @@ GEN=${GEN:-$XRLT_REPO/build/xdp_gen}
 PY=/usr/bin/python3
 PEER=$XRLT_REPO/tests/e2e/synproxy_peer.py
 FORGE=$XRLT_REPO/tests/e2e/synproxy_forge.py
-RATE=${RATE:-100}
+RATE=${RATE:-1000}          # per source, over all its TCP packets to the port (200 kB echoes pass)
 NEW=${NEW:-100}                 # new clients during the flood
 FLOOD_MAX=${FLOOD_MAX:-20000000}
 FLOOD_SECS=${FLOOD_SECS:-25}
@@ -48,6 +48,7 @@ INST=$XRLT_NAME
 NS_C=${XRLT_NAME}c
 NS_S=${XRLT_NAME}s
 NS_F=${XRLT_NAME}f
+# shellcheck disable=SC2034  # used by the cleanup hook (a string run later)
 PIN_DIR=/sys/fs/bpf/xrl/$INST
 
 xrlt_counted_checks
@@ -176,16 +177,17 @@ cat >"$XRLT_TMP/own.cfg" <<EOF
   tcp(sport=dinc(30000, 59999), dport=8080, seq=drnd(), syn),
 }
 EOF
+sleep 1.5   # the source's bucket full again
 ps0=$(rf "$M4" passed) dr0=$(rf "$M4" dropped) sa0=$(rf "$M4" synack_sent)
 t0=$(date +%s%N)
 (cd "$XRLT_TMP" && inc timeout -s INT -k 3 20 trafgen --no-sock-mem --notouch-irq --dev c0 --conf "$XRLT_TMP/own.cfg" \
-	--num 600 --cpus 1) >"$XRLT_TMP/own.log" 2>&1
+	--num 3000 --cpus 1) >"$XRLT_TMP/own.log" 2>&1
 t1=$(date +%s%N)
 sleep 0.3
 ps=$(($(rf "$M4" passed) - ps0)) dr=$(($(rf "$M4" dropped) - dr0)) sa=$(($(rf "$M4" synack_sent) - sa0))
 lim=$(xrlt_calc "$RATE + $RATE * ($t1 - $t0 + 3e8) / 1e9 + 5")
 check "its SYNs are judged by the rule, not answered ($sa SYN-ACKs sent)" "$sa == 0"
-check "held to the rule: $ps of 600 passed (at most burst + rate x time, $lim), $dr dropped" "$ps <= $lim && $ps + $dr >= 590"
+check "held to the rule: $ps of 3000 passed (at most burst + rate x time, $lim; the kernel's SYN-ACKs draw RSTs from the client, judged too), $dr dropped" "$ps <= $lim && $ps + $dr >= 3000"
 
 section "a spoofed SYN flood and $NEW new clients"
 nst() { NSTAT_HISTORY=$XRLT_TMP/nstat.hist ip netns exec "$NS_S" nstat -az TcpExtSyncookiesSent TcpExtListenOverflows TcpInSegs 2>/dev/null |

@@ -600,7 +600,7 @@ static void test_rule_policy_fields(void **state)
  * --block on a rule whose sources are not proven (every rule: UDP, ICMP
  * and TCP SYNs need no handshake) can be triggered by packets spoofing a
  * victim's address: refused unless --block-spoofable accepts it, with why
- * and how in the message (it used to be accepted as it is).
+ * and how in the message.
  */
 static void test_block_needs_opt_in(void **state)
 {
@@ -635,6 +635,42 @@ static void test_block_needs_opt_in(void **state)
 	xrl_rule_format(&d, text, sizeof(text));
 	assert_null(strstr(text, "--block-spoofable"));
 	parse_ok(text, &d);
+}
+
+/* --syn-proxy: a TCP rule with --dport; kept by rule save; refused with --syn, --shadow, elsewhere */
+static void test_rule_syn_proxy(void **state)
+{
+	static const struct { const char *line, *needle; } bad[] = {
+		{ "10.0.0.0/8 --rate 100 --syn-proxy", "--proto tcp --dport PORT" },
+		{ "10.0.0.0/8 --rate 100 --proto tcp --syn-proxy", "--proto tcp --dport PORT" },
+		{ "10.0.0.0/8 --rate 100 --proto udp --dport 53 --syn-proxy", "--proto tcp --dport PORT" },
+		{ "10.0.0.0/8 --rate 100 --proto tcp --dport 80 --syn --syn-proxy", "drop --syn" },
+		{ "10.0.0.0/8 --rate 100 --proto tcp --dport 80 --shadow --syn-proxy", "drop --shadow" },
+		{ "10.0.0.0/8 --allow --proto tcp --dport 80 --syn-proxy", "--syn-proxy" },
+	};
+	struct xrl_rule_def d, e;
+	struct xrl_rule r;
+	char text[256], err[XRL_ERRLEN];
+	size_t i;
+
+	(void)state;
+	parse_ok("0.0.0.0/0 --proto tcp --dport 8080 --syn-proxy --rate 100/s --new-sources 50/s", &d);
+	assert_int_equal(d.policy, XRL_P_SYNPROXY);
+	xrl_rule_format(&d, text, sizeof(text));
+	assert_string_equal(text, "0.0.0.0/0 --proto tcp --dport 8080 --rate 100/s --burst 100 --new-sources 50/s --new-burst 50 --per 32 --syn-proxy");
+	parse_ok(text, &e);   /* what rule save writes reads back the same */
+	assert_true(xrl_rule_same_params(&d, &e) && xrl_rule_same_match(&d, &e));
+	assert_int_equal(xrl_rule_compile(&d, 3, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.policy, XRL_P_SYNPROXY);
+	parse_ok("0.0.0.0/0 --proto tcp --dport 8080 --rate 100/s", &e);
+	assert_false(xrl_rule_same_params(&d, &e));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int rc = parse(bad[i].line, &d, err);
+
+		if (rc != -1)
+			fail_msg("'%s': returned %d, want -1", bad[i].line, rc);
+		check_err("rule", bad[i].line, err, bad[i].needle);
+	}
 }
 
 static void test_rule_blank_and_comments(void **state)
@@ -1674,6 +1710,7 @@ int main(void)
 		cmocka_unit_test(test_rule_fields),
 		cmocka_unit_test(test_rule_policy_fields),
 		cmocka_unit_test(test_block_needs_opt_in),
+		cmocka_unit_test(test_rule_syn_proxy),
 		cmocka_unit_test(test_rule_blank_and_comments),
 		cmocka_unit_test(test_rule_bad),
 		cmocka_unit_test(test_rule_single_dash_option),

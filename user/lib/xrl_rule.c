@@ -476,6 +476,8 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of one TCP service: give it --proto tcp --dport PORT");
 		if (d->flags & XRL_F_SYN)
 			return xrl_fail(err, errlen, "--syn-proxy judges the whole handshake (SYN and ACK): drop --syn");
+		if (d->policy & XRL_P_SHADOW)
+			return xrl_fail(err, errlen, "--syn-proxy answers SYNs itself and cannot only count: drop --shadow (or --syn-proxy)");
 	}
 	if (!GIVEN(RO_RATE) && !GIVEN(RO_BYTES))
 		return xrl_fail(err, errlen, "missing --rate: a rule needs --rate RATE (e.g. 100/s), --bytes RATE, --allow or --deny");
