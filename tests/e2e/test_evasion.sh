@@ -88,7 +88,7 @@ delivered_udp() {
 	[ "$kind" = udp6 ] && addr=$ROOT6
 	timeout -k 2 10 "$PY" "$FRAMES" listen-udp "$addr" "$UPORT" 2.0 >"$out" 2>&1 &
 	local l=$!
-	for i in $(seq 100); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
+	for i in $(seq 400); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
 	grep -q ready "$out" || xrlt_fail "the UDP listener on $addr did not start: $(cat "$out")"
 	send "$kind" "$count" dport=$UPORT "$@"
 	wait "$l"
@@ -102,7 +102,7 @@ synacks() {
 	local l=$!
 	ip netns exec "$XRLT_NS" timeout -k 2 10 "$PY" "$FRAMES" synacks "$XRLT_NS_IF" "$TPORT" 2.0 >"$out" 2>&1 &
 	local s=$!
-	for i in $(seq 100); do grep -q ready "$out" 2>/dev/null && grep -q ready "$lout" 2>/dev/null && break; sleep 0.05; done
+	for i in $(seq 400); do grep -q ready "$out" 2>/dev/null && grep -q ready "$lout" 2>/dev/null && break; sleep 0.05; done
 	grep -q ready "$out" && grep -q ready "$lout" || xrlt_fail "the TCP listener or the SYN-ACK tap did not start"
 	send syn4 "$N" src="$src" dst="$ROOT4" dport=$TPORT frag="$frag" gap=0.05
 	wait "$s"

@@ -52,7 +52,7 @@ xrlt_setup_pair
 xrlt_on_cleanup '"$XRL" --instance "$INSTANCE" detach "$XRLT_ROOT_IF" >/dev/null 2>&1; true'
 xrl_or_fail attach "$XRLT_ROOT_IF" --mode native
 xrl_or_fail rule add "$FLOOD_RULE" --rate 5/s --burst 1 --total 1000000/s
-xrl_or_fail rule add "$BLOCK_RULE" --rate 1/s --burst 1 --block 1m
+xrl_or_fail rule add "$BLOCK_RULE" --rate 1/s --burst 1 --block 1m --block-spoofable
 
 # the blocked source: 3 packets, 2 dropped (the first drop blocks it)
 xrlt_trafgen_cfg "$XRLT_TMP/blk.cfg" "$BLOCKED_SRC"

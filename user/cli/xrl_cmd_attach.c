@@ -200,7 +200,7 @@ static json_t *instance_status(struct xrl_ctx *ctx, const char *name, bool human
 				       s->netns, s->attached ? ": its program is still loaded" : "");
 		}
 		if (human)
-			printf("  %-25s syn-proxy completion: %s%s\n", "",
+			printf("    syn-proxy completion: %s%s\n",
 			       s->syn_proxy ? XRL_TC_PATH :
 					      "none (the tc program is not attached: --syn-proxy rules cannot complete handshakes here)",
 			       s->syn_proxy && s->here && xrl_tc_syncookies() == 0 ?
