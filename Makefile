@@ -49,6 +49,7 @@ XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
 UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
+UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
@@ -113,6 +114,9 @@ $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 # the fleet's key names, linked without libbpf: the file reads no map
 $(BUILD)/test_fleet_keys: tests/unit/test_fleet_keys.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka -ljansson
+# Redis Cluster routing, linked alone with hiredis: the file holds no connection
+$(BUILD)/test_cluster: tests/unit/test_cluster.c $(BUILD)/xrl_cluster.o
+	$(CC) $(CFLAGS) $< $(BUILD)/xrl_cluster.o -o $@ -lcmocka -lhiredis
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
