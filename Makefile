@@ -53,6 +53,8 @@ UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 REDIS_TESTS := $(BUILD)/test_redis
+# a real 6-node Redis Cluster (tests/redis/cluster.sh)
+REDIS_TESTS += $(BUILD)/test_redis_cluster
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
 
@@ -144,6 +146,8 @@ $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/
 # the cmocka tests' shared asserting helpers (tl_*)
 $(PROG_TESTS): tests/prog/xrl_tl_assert.h
 
+$(BUILD)/test_redis_cluster: tests/redis/test_redis_cluster.c $(LIBXRL_DAEMON) $(LIBXRL)
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 $(BUILD)/test_redis: tests/redis/test_redis.c $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 

@@ -78,6 +78,19 @@ struct round_text {
 	__u64 since_ns;
 };
 
+/* A push's key: xrl:{RULE:SOURCE}, or on a cluster xrl:{SHARD}:RULE:SOURCE. */
+static void source_key(const struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs,
+		       const struct xrl_fleet_push *p, char *key)
+{
+	if (f->redis.url.cluster)
+		xrl_fleet_source_key_tagged(xrl_cluster_shard_tag(p->shard), rs->name,
+					    &f->used_keys[p->used], rs->per_len, key,
+					    sizeof(f->keytext[0]) - 2);
+	else
+		xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
+				     sizeof(f->keytext[0]) - 2);
+}
+
 /* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
 static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i,
 			const struct round_text *rt)
@@ -87,8 +100,7 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
 	size_t len;
 
-	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
-			     sizeof(f->keytext[0]) - 2);
+	source_key(f, rs, p, key);
 	/*
 	 * "n", or "n@since" for a source younger than the round; "+" first
 	 * when the fleet's TAT is probably still ahead (p->ahead: the floor
@@ -123,8 +135,7 @@ static void window_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state
 	struct xrl_gcra_source *s = &f->sources[i];
 	char *key = f->keytext[2 * i];
 
-	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
-			     sizeof(f->keytext[0]) - 2);
+	source_key(f, rs, p, key);
 	snprintf(f->argtext[i][0], 32, "%llu", (unsigned long long)p->delta);
 	s->key = key;
 	s->n = f->argtext[i][0];
@@ -144,7 +155,7 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 	int i, n;
 
 	for (i = 0; i < np; i += n) {
-		__u32 rule = f->pushes[i].rule;
+		__u32 rule = f->pushes[i].rule, shard = f->pushes[i].shard;
 		const struct xrl_fleet_rule_state *rs = &f->rules[rule];
 		struct xrl_redis_call *c = &f->calls[s->nc];
 		const char *fixed[XRL_GCRA_FIXED] = {
@@ -166,8 +177,8 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 				[XRL_SLOG_CAP] = XRL_FLEET_LOG_CAP,
 			};
 
-			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
-			     n++) {
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule &&
+			     f->pushes[i + n].shard == shard; n++) {
 				window_source(f, rs, i + n);
 				keys[n] = f->sources[i + n].key;
 				counts[n] = f->sources[i + n].n;
@@ -177,8 +188,8 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 			else
 				xrl_window_build(c, &f->argpool[s->pool], rs->win_us, keys, counts, n);
 		} else {
-			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
-			     n++)
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule &&
+			     f->pushes[i + n].shard == shard; n++)
 				gcra_source(f, rs, i + n, rt);
 			xrl_gcra_build(c, &f->argpool[s->pool], fixed, &f->sources[i], n,
 				       f->argtext[i][3]);
@@ -467,6 +478,9 @@ static int pushes_by_rule(const void *a, const void *b)
 
 	if (x->rule != y->rule)
 		return x->rule < y->rule ? -1 : 1;
+	/* on a cluster a call takes one shard's sources (its keys share a slot) */
+	if (x->shard != y->shard)
+		return x->shard < y->shard ? -1 : 1;
 	/* within a rule those expected ahead first: gcra.lua takes them so */
 	if (x->ahead != y->ahead)
 		return x->ahead ? -1 : 1;
@@ -499,6 +513,9 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	char err[256];
 
 	round_text(f, since_ns, &rt);
+	for (int i = 0; i < np; i++)
+		f->pushes[i].shard = f->redis.url.cluster ?
+			xrl_fleet_source_shard(&f->used_keys[f->pushes[i].used], XRL_CLUSTER_SHARDS) : 0;
 	qsort(f->pushes, np, sizeof(*f->pushes), pushes_by_rule);
 	if (send_gcra(f, np, &rt, &s, err, sizeof(err)))
 		goto failed;
