@@ -13,6 +13,19 @@
 #include "xrl_fleet_int.h"
 #include "xrl_log.h"
 
+/* A cluster's masters in use: logged when first known and once per change (failover, resharding). */
+static void log_masters(struct xrl_fleet *f)
+{
+	static char last[1024];
+	char now[1024];
+
+	xrl_redis_nodes_text(&f->redis, now, sizeof(now));
+	if (!now[0] || !strcmp(now, last))
+		return;
+	xrl_log(XRL_LOG_INFO, "redis cluster masters %s: %s", last[0] ? "changed" : "in use", now);
+	memcpy(last, now, sizeof(last));
+}
+
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 {
 	static const char *const what[] = {
@@ -42,6 +55,8 @@ static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 	if (!up)
 		snprintf(f->last_error, sizeof(f->last_error), "%s", why);
 	f->redis_up = up;
+	if (up)
+		log_masters(f);
 }
 
 /* A failed connection or round: logged once per change; the next try after the backoff. */
