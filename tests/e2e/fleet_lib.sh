@@ -97,6 +97,11 @@ fleet_redis_scan() {
 	fi
 	for p in $(fleet_cluster_masters); do fleet_cli_at "$p" --scan --pattern "$1"; done
 }
+# fleet_cluster_restart PORT: the node of PORT started again (it rejoins)
+fleet_cluster_restart() {
+	CLUSTER_PASS=${FLEET_REDIS_PASS:-} bash "$XRLT_REPO/tests/redis/cluster.sh" restart \
+		"$FLEET_CLUSTER_DIR" "$1" || xrlt_fail "the cluster node on $1 did not rejoin"
+}
 # the ports of the cluster's masters serving slots, as a live node sees them
 fleet_cluster_masters() {
 	fleet_redis_cli cluster nodes 2>/dev/null |

@@ -52,7 +52,7 @@ log_time() {
 }
 
 # ------------------------------------------------------------------ setup
-section "setup: redis ($REDIS) on 127.0.0.1:$FLEET_PORT, $NHOSTS hosts, one daemon each"
+section "setup: redis ($REDIS), $NHOSTS hosts, one daemon each"
 FLEET_RULES=$XRLT_TMP/rules
 cat >"$FLEET_RULES" <<EOF
 # flood scenarios: one source at a time from 198.18.1.0/24, 198.18.2.0/24
@@ -238,7 +238,8 @@ key_master() {
 	fleet_redis_cli cluster shards | awk -v s="$s" '
 		/^slots$/ { getline a; getline b; lo = a; hi = b; next }
 		/^port$/ { getline p; port = p }
-		/^role$/ { getline r; if (r == "master" && s >= lo && s <= hi) { print port; exit } }'
+		/^role$/ { getline r; role = r }
+		/^health$/ { getline h; if (role == "master" && h == "online" && s >= lo && s <= hi) { print port; exit } }'
 }
 # the source's gcra key (one rule, so the one key of the source)
 source_key() { fleet_redis_scan "xrl:*:$1" | head -1; }
@@ -289,6 +290,8 @@ cluster_failover_test() {
 	if [ -n "$okey" ]; then
 		check "cluster: the other master's counters were kept (TAT $oval -> $oval2)" "${oval2:-0} >= ${oval:-1}"
 	fi
+	# the killed master back, as a replica (redis-cli --cluster refuses a cluster with a node down)
+	fleet_cluster_restart "$victim"
 }
 cluster_reshard_test() {
 	local src=$1 t0 s=() ts=() from to fid tid i n

@@ -6,6 +6,10 @@
 #     --cluster create --cluster-replicas 1`; waits for cluster_state:ok and
 #     prints the six ports on one line. CLUSTER_PASS set: every node requires
 #     it (and replicas use it). Files and logs in DIR.
+#   tests/redis/cluster.sh restart DIR PORT
+#     starts the node of PORT again (after a kill): it rejoins (a master
+#     replaced meanwhile comes back as a replica); waits until the others
+#     no longer see it failed.
 #   tests/redis/cluster.sh stop DIR
 #     stops the nodes started in DIR (by their pids) and removes DIR.
 set -u
@@ -37,9 +41,38 @@ if [ "$cmd" = stop ]; then
 	rm -rf "$dir"
 	exit 0
 fi
-[ "$cmd" = start ] || { echo "usage: $0 start|stop DIR [NODE_TIMEOUT_MS]" >&2; exit 2; }
+auth=()
+[ -n "${CLUSTER_PASS:-}" ] && auth=(--requirepass "$CLUSTER_PASS" --masterauth "$CLUSTER_PASS")
+node_start() { # PORT TIMEOUT_MS: prints the pid
+	(cd "$dir" && exec redis-server --port "$1" --bind 127.0.0.1 --cluster-enabled yes \
+		--cluster-config-file "nodes-$1.conf" --cluster-node-timeout "$2" \
+		--save '' --appendonly no --dir "$dir" "${auth[@]}") >>"$dir/redis-$1.log" 2>&1 &
+	echo $!
+}
+if [ "$cmd" = restart ]; then
+	port=${3:?usage: $0 restart DIR PORT}
+	read -r -a all <"$dir/ports"
+	n=0
+	for i in "${!all[@]}"; do [ "${all[$i]}" = "$port" ] && n=$((i + 1)); done
+	[ "$n" -gt 0 ] || { echo "cluster.sh: $port is not a node of $dir" >&2; exit 1; }
+	pid=$(node_start "$port" "$(cat "$dir/timeout")")
+	sed -i "${n}s/.*/$pid/" "$dir/pids"
+	for _ in $(seq 200); do
+		other=${all[0]}
+		[ "$other" = "$port" ] && other=${all[1]}
+		line=$(cli "$other" cluster nodes 2>/dev/null | grep ":$port@")
+		if [ -n "$line" ] && ! grep -q fail <<<"$line" && cli "$port" ping 2>/dev/null | grep -q PONG; then
+			exit 0
+		fi
+		sleep 0.1
+	done
+	echo "cluster.sh: the node on $port did not rejoin in 20 s" >&2
+	exit 1
+fi
+[ "$cmd" = start ] || { echo "usage: $0 start|stop|restart DIR [NODE_TIMEOUT_MS|PORT]" >&2; exit 2; }
 timeout_ms=${3:-2000}
 mkdir -p "$dir"
+echo "$timeout_ms" >"$dir/timeout"
 # ports below the ephemeral range (bus ports too, so no outgoing connection holds one), none in use
 listening=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
 in_use() { grep -qx "$1" <<<"$listening"; }
@@ -50,14 +83,10 @@ while [ ${#ports[@]} -lt 6 ] && [ "$p" -lt 22000 ]; do
 	p=$((p + 1))
 done
 [ ${#ports[@]} -eq 6 ] || { echo "cluster.sh: no six free loopback ports (with bus ports)" >&2; exit 1; }
-auth=()
-[ -n "${CLUSTER_PASS:-}" ] && auth=(--requirepass "$CLUSTER_PASS" --masterauth "$CLUSTER_PASS")
 : >"$dir/pids"
+echo "${ports[@]}" >"$dir/ports"
 for p in "${ports[@]}"; do
-	(cd "$dir" && exec redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
-		--cluster-config-file "nodes-$p.conf" --cluster-node-timeout "$timeout_ms" \
-		--save '' --appendonly no --dir "$dir" "${auth[@]}") >>"$dir/redis-$p.log" 2>&1 &
-	echo $! >>"$dir/pids"
+	node_start "$p" "$timeout_ms" >>"$dir/pids"
 done
 for p in "${ports[@]}"; do
 	for i in $(seq 50); do
