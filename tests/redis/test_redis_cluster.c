@@ -165,7 +165,10 @@ static int record(struct xrl_redis *r, const char *const *keys, int n, char *err
 	}
 	xrl_gcra_build(&c, argv, fixed, src, n, nd);
 	rc = xrl_redis_run(r, &c, 1, err, errlen);
-	if (!rc && c.reply->type == REDIS_REPLY_ERROR) {
+	if (!rc && !c.reply) {
+		snprintf(err, errlen, "failed alone: %.200s", r->lost_why);
+		rc = -EIO;
+	} else if (!rc && c.reply->type == REDIS_REPLY_ERROR) {
 		snprintf(err, errlen, "%s", c.reply->str);
 		rc = -EPROTO;
 	}
@@ -322,7 +325,7 @@ static void test_master_killed(void **state)
 	char key[96], err[256], path[600];
 	const char *keys[1] = { key };
 	struct timespec t0, t1;
-	int victim, i, rc = -1, pid;
+	int victim, i, rc, pid;
 	FILE *f;
 
 	(void)state;
@@ -343,7 +346,22 @@ static void test_master_killed(void **state)
 	assert_true(i < 6);
 	kill(pid, SIGKILL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* that master's call fails alone: the connection to the others stays */
 	assert_int_not_equal(record(&r, keys, 1, err, sizeof(err)), 0);
+	assert_non_null(r.c);
+	for (i = 0; i < XRL_CLUSTER_SHARDS; i++) {
+		char k2[96];
+		const char *other[1] = { k2 };
+		unsigned s2;
+
+		source_key((unsigned)i, 9, k2, sizeof(k2));
+		s2 = xrl_cluster_keyslot(k2, strlen(k2));
+		if (r.map->slot[s2] < 0 || owner(&r, s2) == victim)
+			continue;
+		if (record(&r, other, 1, err, sizeof(err)))
+			fail_msg("shard %d on a live master, with another master dead: %s", i, err);
+	}
+	rc = -1;
 	/* reconnects until the replica serves the slot: within 15 s (node timeout 1 s) */
 	for (i = 0; i < 150 && rc; i++) {
 		usleep(100000);

@@ -38,6 +38,7 @@ struct xrl_fleet_push {
 	 * in its call, as "+n" (gcra.lua adds without reading first).
 	 */
 	bool ahead;
+	bool unanswered;          /* its call failed alone (a cluster master lost): the failure policy */
 	double debt_us;           /* Redis' answer (NAN: none) */
 	double share;             /* this host's share of the source's demand */
 	__u32 live;               /* hosts that reported demand for it lately */

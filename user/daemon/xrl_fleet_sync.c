@@ -26,6 +26,34 @@ static void log_masters(struct xrl_fleet *f)
 	memcpy(last, now, sizeof(last));
 }
 
+/*
+ * On a cluster, calls that failed alone: logged once when it starts (which
+ * master, what the policy does to its sources) and once when every shard
+ * answers again.
+ */
+static void log_partial(struct xrl_fleet *f, int np, __u64 now)
+{
+	static const char *const what[] = {
+		"each host keeps its last known share of them",
+		"they are limited at their local rate only",
+		"global rules drop everything they match from them",
+	};
+	int i, n = 0;
+
+	for (i = 0; i < np; i++)
+		n += f->pushes[i].unanswered;
+	if (f->unanswered_calls && !f->partial) {
+		xrl_log(XRL_LOG_WARN, "redis %s: %d sources' shards unanswered; --on-redis-failure %s: %s until their master answers; the other shards keep their exact shares",
+			f->redis.lost_why, n, xrl_fleet_policy_name[f->policy], what[f->policy]);
+		f->partial = true;
+		f->partial_since_ns = now;
+	} else if (!f->unanswered_calls && f->partial) {
+		xrl_log(XRL_LOG_INFO, "redis cluster: every shard answers again after %.1f s",
+			(now - f->partial_since_ns) / 1e9);
+		f->partial = false;
+	}
+}
+
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 {
 	static const char *const what[] = {
@@ -331,6 +359,18 @@ static void take_hosts(struct xrl_fleet *f, int call, const redisReply *rep)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* Call i failed alone: its pushes take the failure policy (a hosts call: the rule keeps its share). */
+static void mark_unanswered(struct xrl_fleet *f, int call)
+{
+	int j, first = f->call_entry[call];
+
+	if (first < 0)
+		return;
+	for (j = 0; j < f->call_sources[call]; j++)
+		f->pushes[first + j].unanswered = true;
+	f->unanswered_calls++;
+}
+
 /*
  * A key of a call that Redis refused with WRONGTYPE: something else wrote
  * a key of another type where xrl keeps one of its own. Keys under "xrl:{"
@@ -410,6 +450,14 @@ static int retry_wrongtype(struct xrl_fleet *f, const int *wrong, int n, __u64 t
 		c->reply = NULL;
 		if (xrl_redis_run(&f->redis, c, 1, err, errlen))
 			return -1;
+		if (!c->reply) {
+			mark_unanswered(f, wrong[i]);
+			if (f->call_entry[wrong[i]] >= 0)
+				xrl_fleet_put_floors(f, f->call_entry[wrong[i]],
+						     f->call_entry[wrong[i]] + f->call_sources[wrong[i]],
+						     t0, xrl_mono_ns());
+			continue;
+		}
 		if (c->reply->type == REDIS_REPLY_ERROR) {
 			snprintf(err, errlen, "script call refused: %s", c->reply->str);
 			return -1;
@@ -452,6 +500,15 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 				return -1;
 		}
 		rep = f->calls[i].reply;
+		if (!rep || (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "TRYAGAIN", 8))) {
+			/*
+			 * Failed alone (a cluster master lost), or its slot half
+			 * migrated with its keys split (TRYAGAIN): its sources under
+			 * the policy this round, the others answered.
+			 */
+			mark_unanswered(f, i);
+			continue;
+		}
 		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9)) {
 			/* a key of another type: repaired after the others, as many as fit a round */
 			if (nwrong < (int)(sizeof(wrong) / sizeof(wrong[0])))
@@ -528,9 +585,12 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	char err[256];
 
 	round_text(f, since_ns, &rt);
-	for (int i = 0; i < np; i++)
+	for (int i = 0; i < np; i++) {
 		f->pushes[i].shard = f->redis.url.cluster ?
 			xrl_fleet_source_shard(&f->used_keys[f->pushes[i].used], XRL_CLUSTER_SHARDS) : 0;
+		f->pushes[i].unanswered = false;
+	}
+	f->unanswered_calls = 0;
 	qsort(f->pushes, np, sizeof(*f->pushes), pushes_by_rule);
 	if (send_gcra(f, np, &rt, &s, err, sizeof(err)))
 		goto failed;
@@ -542,6 +602,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	f->answering = false;
 	f->last_ok_ns = xrl_mono_ns();
 	set_up(f, true, NULL, f->last_ok_ns);
+	log_partial(f, np, f->last_ok_ns);
 	xrl_fleet_check_evictions(f, f->last_ok_ns);
 	return true;
 failed:

@@ -311,6 +311,36 @@ static int node_connect(struct xrl_redis *r, int n, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Node n failed (connection lost, timeout): its connection closed and the
+ * replies it owed left NULL (those calls failed); the other masters go on.
+ * The map is asked for again once nothing is owed (a replica may take over).
+ */
+static void node_lost(struct xrl_redis *r, int n, const char *why)
+{
+	struct redisContext *c = r->node[n].c;
+	int i;
+
+	snprintf(r->lost_why, sizeof(r->lost_why), "cluster node %s:%d: %s", r->map->node[n].host,
+		 r->map->node[n].port, why);
+	r->node[n].errors++;
+	r->map_stale = true;
+	for (i = r->sent_head; i < r->nsent; i++)
+		if (r->sent[i].node == n && !r->sent[i].reply)
+			r->sent[i].node = -1;
+	if (!c)
+		return;
+	r->node[n].c = NULL;
+	if (r->c == c) {
+		/* another connected master stands for the cluster (NULL: none left) */
+		r->c = NULL;
+		for (i = 0; i < r->map->nnodes && !r->c; i++)
+			if (r->map->master[i] && r->node[i].c)
+				r->c = r->node[i].c;
+	}
+	redisFree(c);
+}
+
 /* The map as node c (at host) tells it: CLUSTER SHARDS, else CLUSTER SLOTS. 0 or -1 with err. */
 static int ask_map(struct xrl_redis *r, struct redisContext *c, const char *host, char *err,
 		   size_t errlen)
@@ -350,8 +380,11 @@ static int cluster_refresh(struct xrl_redis *r, char *err, size_t errlen)
 
 	r->refreshes++;
 	for (i = 0; rc && i < r->map->nnodes; i++)
-		if (r->node[i].c && r->map->master[i])
+		if (r->node[i].c && r->map->master[i]) {
 			rc = ask_map(r, r->node[i].c, r->map->node[i].host, e, sizeof(e));
+			if (rc && r->node[i].c->err)
+				node_lost(r, i, e);   /* timed out: a reply may still come, the connection goes */
+		}
 	for (i = 0; rc && i < r->url.nseeds + r->map->nnodes; i++) {
 		const struct xrl_cluster_addr *a = i < r->url.nseeds ? &r->url.seed[i] :
 						   &r->map->node[i - r->url.nseeds];
@@ -368,19 +401,34 @@ static int cluster_refresh(struct xrl_redis *r, char *err, size_t errlen)
 	}
 	r->map_stale = false;
 	covered = xrl_cluster_map_covered(r->map, &masters);
-	if (covered < XRL_CLUSTER_SLOTS) {
-		xrl_fail(err, errlen, "the cluster serves %d of 16384 slots (a shard without a master: cluster down or failing over)",
-			 covered);
-		return -EIO;
-	}
+	/*
+	 * Every master that answers is used: the calls of a slot without a
+	 * master, or of a master that does not answer, fail alone (their
+	 * sources under the failure policy) and the map is asked for again
+	 * after the next round.
+	 */
 	r->c = NULL;
+	e[0] = 0;
 	for (n = 0; n < r->map->nnodes; n++) {
 		if (!r->map->master[n])
 			continue;
-		if (node_connect(r, n, err, errlen))
-			return -EIO;
+		if (node_connect(r, n, e, sizeof(e))) {
+			snprintf(r->lost_why, sizeof(r->lost_why), "%s", e);
+			r->map_stale = true;
+			continue;
+		}
 		if (!r->c)
 			r->c = r->node[n].c;
+	}
+	if (covered < XRL_CLUSTER_SLOTS) {
+		snprintf(r->lost_why, sizeof(r->lost_why),
+			 "the cluster serves %d of 16384 slots (a shard without a master: failing over, or down)",
+			 covered);
+		r->map_stale = true;
+	}
+	if (!r->c) {
+		xrl_fail(err, errlen, "no master of the cluster answers: %s", e[0] ? e : r->lost_why);
+		return -EIO;
 	}
 	return 0;
 }
@@ -486,10 +534,6 @@ static int cluster_send(struct xrl_redis *r, const struct xrl_redis_call *c, cha
 {
 	int n = call_node(r, c);
 
-	if (n < 0 || !r->node[n].c) {
-		xrl_fail(err, errlen, "no connection to the master of the call's slot");
-		goto lost;
-	}
 	if (r->nsent == r->sent_cap) {
 		int cap = r->sent_cap ? 2 * r->sent_cap : 1024;
 		void *p = realloc(r->sent, cap * sizeof(*r->sent));
@@ -501,14 +545,22 @@ static int cluster_send(struct xrl_redis *r, const struct xrl_redis_call *c, cha
 		r->sent = p;
 		r->sent_cap = cap;
 	}
+	r->sent[r->nsent].reply = NULL;
+	if (n < 0 || !r->node[n].c) {
+		/* its slot has no master that answers: this call fails alone (reply NULL) */
+		r->sent[r->nsent++].node = -1;
+		r->failed_calls++;
+		return 0;
+	}
 	if (append_call(r, r->node[n].c, c, err, errlen) || flush(r->node[n].c, err, errlen)) {
-		r->node[n].errors++;
-		goto lost;
+		node_lost(r, n, err);
+		r->sent[r->nsent++].node = -1;
+		r->failed_calls++;
+		return 0;
 	}
 	r->node[n].commands++;
 	r->node[n].keys += c->nkeys;
-	r->sent[r->nsent].node = n;
-	r->sent[r->nsent++].reply = NULL;
+	r->sent[r->nsent++].node = n;
 	return 0;
 lost:
 	xrl_redis_close(r);
@@ -556,9 +608,14 @@ static int drain(struct xrl_redis *r, char *err, size_t errlen)
 {
 	int i;
 
-	for (i = r->sent_head; i < r->nsent; i++)
-		if (!r->sent[i].reply && node_reply(r, r->sent[i].node, &r->sent[i].reply, err, errlen))
-			return -EIO;
+	(void)err, (void)errlen;
+	for (i = r->sent_head; i < r->nsent; i++) {
+		int n = r->sent[i].node;
+		char e[200];
+
+		if (n >= 0 && !r->sent[i].reply && node_reply(r, n, &r->sent[i].reply, e, sizeof(e)))
+			node_lost(r, n, e);
+	}
 	return 0;
 }
 
@@ -625,8 +682,12 @@ static int follow(struct xrl_redis *r, struct xrl_redis_call *c, int n, char *er
 		}
 		freeReplyObject(rep);
 		c->reply = NULL;
-		if (call_on(r, to_n, c, kind == 2, &c->reply, err, errlen))
-			return -EIO;
+		if (call_on(r, to_n, c, kind == 2, &c->reply, err, errlen)) {
+			node_lost(r, to_n, err);
+			c->reply = NULL;   /* the call failed alone */
+			r->failed_calls++;
+			return 0;
+		}
 		n = to_n;
 	}
 	return 0;   /* still redirected: the reply says so */
@@ -649,12 +710,15 @@ static int cluster_recv(struct xrl_redis *r, struct xrl_redis_call *calls, int n
 	}
 	for (i = 0; i < n; i++) {
 		struct xrl_redis_sent *s = &r->sent[at + i];
+		char e[200];
 
-		if (!s->reply && node_reply(r, s->node, &s->reply, err, errlen))
-			goto lost;
+		if (!s->reply && s->node >= 0 && node_reply(r, s->node, &s->reply, e, sizeof(e)))
+			node_lost(r, s->node, e);   /* this node's calls fail, the others' go on */
+		if (!s->reply)
+			r->failed_calls++;
 		calls[i].reply = s->reply;
 		s->reply = NULL;
-		follows |= needs_follow(calls[i].reply);
+		follows |= calls[i].reply && needs_follow(calls[i].reply);
 	}
 	r->sent_head += n;
 	if (follows) {
@@ -662,22 +726,21 @@ static int cluster_recv(struct xrl_redis *r, struct xrl_redis_call *calls, int n
 		if (drain(r, err, errlen))
 			goto lost;
 		for (i = 0; i < n; i++)
-			if (needs_follow(calls[i].reply) &&
+			if (calls[i].reply && needs_follow(calls[i].reply) &&
+			    r->sent[at + i].node >= 0 &&
 			    follow(r, &calls[i], r->sent[at + i].node, err, errlen))
 				goto lost;
 	}
 	if (r->sent_head == r->nsent)
 		r->nsent = r->sent_head = 0;
-	/* slots moved: a new map once nothing is owed (a failed refresh keeps the map patched by MOVED) */
-	if (r->map_stale && !r->nsent) {
-		char e[200];
-
-		if (cluster_refresh(r, e, sizeof(e)) && !r->c)
-			goto lost_e;
+	/* slots moved or a master lost: a new map once nothing is owed */
+	if (r->map_stale && !r->nsent)
+		cluster_refresh(r, err, errlen);
+	if (!r->c) {
+		xrl_fail(err, errlen, "%s", r->lost_why[0] ? r->lost_why : "no master of the cluster answers");
+		goto lost;
 	}
 	return 0;
-lost_e:
-	xrl_fail(err, errlen, "cluster map lost after a redirect");
 lost:
 	xrl_redis_close(r);
 	return -EIO;
@@ -807,16 +870,16 @@ static struct redisReply *cluster_command(struct xrl_redis *r, int argc, const c
 		if ((asking && redisAppendCommandArgv(r->node[n].c, 1, ask, NULL) != REDIS_OK) ||
 		    redisAppendCommandArgv(r->node[n].c, argc, argv, NULL) != REDIS_OK ||
 		    flush(r->node[n].c, err, errlen))
-			goto lost;
+			goto node;
 		r->node[n].commands += 1 + asking;
 		r->commands++;
 		if (asking) {
 			if (node_reply(r, n, &rep, err, errlen))
-				goto lost;
+				goto node;
 			freeReplyObject(rep);
 		}
 		if (node_reply(r, n, &rep, err, errlen))
-			goto lost;
+			goto node;
 		if (rep->type != REDIS_REPLY_ERROR || !(kind = xrl_cluster_redirect(rep->str, &slot, &to)))
 			return rep;
 		if ((n = xrl_cluster_map_node(r->map, to.host, to.port)) < 0)
@@ -833,6 +896,11 @@ static struct redisReply *cluster_command(struct xrl_redis *r, int argc, const c
 		rep = NULL;
 	}
 	return rep;
+node:
+	/* that master failed: the command fails, the other masters stay */
+	node_lost(r, n, err);
+	if (r->c)
+		return NULL;
 lost:
 	xrl_redis_close(r);
 	return NULL;

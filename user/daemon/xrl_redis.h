@@ -59,8 +59,10 @@ struct xrl_redis {
 	struct xrl_redis_node *node;
 	struct xrl_redis_sent *sent;
 	int nsent, sent_head, sent_cap;
-	bool map_stale;                    /* a MOVED seen: the map is asked for again */
+	bool map_stale;                    /* a MOVED or a lost master: the map is asked for again */
 	unsigned long moved, asked, refreshes;
+	unsigned long failed_calls;        /* calls failed alone (their master lost): reply NULL */
+	char lost_why[256];                /* the last master lost, and why */
 };
 
 /* One node of a cluster: its connection and figures (metrics). */
@@ -92,7 +94,9 @@ void xrl_redis_close(struct xrl_redis *r);
 /*
  * Run n calls pipelined. 0 when every call got a reply (script errors are
  * replies of type error); -EIO with err set when the connection failed or
- * timed out, after which the connection is closed.
+ * timed out, after which the connection is closed. On a cluster a master
+ * that fails fails only its own calls: their reply stays NULL, the
+ * function returns 0 while any master answers (lost_why says which).
  */
 /* The same in two halves, so that calls are built while Redis runs earlier ones: */
 int xrl_redis_send(struct xrl_redis *r, const struct xrl_redis_call *c, char *err, size_t errlen);
