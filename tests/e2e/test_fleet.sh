@@ -244,7 +244,7 @@ key_master() {
 # the source's gcra key (one rule, so the one key of the source)
 source_key() { fleet_redis_scan "xrl:*:$1" | head -1; }
 cluster_failover_test() {
-	local src=$1 other=$2 t0 s=() ts=() victim okey oval oval2 t_kill t_prom b i n
+	local src=$1 other=$2 t0 s=() ts=() victim okey oval oval2 t_kill t_prom b i n p promoted
 	for i in 1 2 3; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
 	# closed: what the failed shard's source loses shows (the other keeps the fleet's limit)
 	for i in 1 2; do fleet_daemon_start "$i" --on-redis-failure closed; done
@@ -262,12 +262,17 @@ cluster_failover_test() {
 	# before the replica's promotion (node timeout 1 s, then the election: >= 1.5 s)
 	snap 3.3                                                         # 2
 	snap 4.3                                                         # 3
-	# the replica's promotion, as a live node sees it
+	# the replica's promotion, once every live node knows it: three masters
+	# serve slots again, none of them failed
 	t_prom=0
 	for _ in $(seq 100); do
-		fleet_redis_cli cluster nodes 2>/dev/null | grep -q ":$victim@.*master,fail" &&
-			[ "$(fleet_redis_cli cluster info | sed -n 's/^cluster_state:\(.*\)\r$/\1/p')" = ok ] &&
-			{ t_prom=$(now_s); break; }
+		promoted=1
+		for p in "${FLEET_CLUSTER_PORTS[@]}"; do
+			[ "$p" = "$victim" ] && continue
+			[ "$(fleet_cli_at "$p" cluster nodes 2>/dev/null |
+				awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9' | wc -l)" = 3 ] || promoted=0
+		done
+		[ "$promoted" = 1 ] && { t_prom=$(now_s); break; }
 		sleep 0.1
 	done
 	snap 9                                                           # 4
@@ -333,24 +338,33 @@ cluster_reshard_test() {
 	done
 }
 cluster_majority_test() {
-	local src=$1 t0 s=() ts=() m=() i p n
+	local src=$1 t0 s=() ts=() m=() i p n t_fail
 	for i in 1 2; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
 	for i in 1 2; do fleet_daemon_start "$i" --on-redis-failure closed; done
 	sleep 0.5
 	fleet_cfg "$XRLT_TMP/maj.cfg" "$src"
-	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/maj.cfg" "$FLOOD_GAP" 12 "$XRLT_TMP/maj.$i.log"; done
+	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/maj.cfg" "$FLOOD_GAP" 16 "$XRLT_TMP/maj.$i.log"; done
 	read -r -a m < <(fleet_cluster_masters | tr '\n' ' ')
 	t0=$(now_s)
 	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)"); }
 	snap 1.5                                                         # 0
 	snap 3                                                           # 1
-	# two of the three masters stopped: no majority, no promotion
+	# two of the three masters stopped: no majority, no promotion; the third
+	# serves its slots until it sees itself in a minority (node timeout), then
+	# refuses everything (CLUSTERDOWN): the policy applies from then
 	for p in "${m[@]:0:2}"; do kill -STOP "$(fleet_cluster_pid "$p")"; done
-	snap 4                                                           # 2
-	snap 6.5                                                         # 3
+	t_fail=0
+	for _ in $(seq 50); do
+		fleet_cli_at "${m[2]}" cluster info 2>/dev/null | grep -q 'cluster_state:fail' &&
+			{ t_fail=$(xrlt_calc "$(now_s) - $t0"); break; }
+		sleep 0.1
+	done
+	check "cluster: the remaining master declared the cluster down" "$t_fail > 0"
+	snap "$(xrlt_calc "$t_fail + 0.3")"                              # 2
+	snap "$(xrlt_calc "$t_fail + 2.3")"                              # 3
 	for p in "${m[@]:0:2}"; do kill -CONT "$(fleet_cluster_pid "$p")"; done
-	snap 9                                                           # 4
-	snap 11.5                                                        # 5
+	snap "$(xrlt_calc "$t_fail + 4.8")"                              # 4
+	snap "$(xrlt_calc "$t_fail + 7.3")"                              # 5
 	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
 	r_down=$(rate_between "${s[2]}" "${s[3]}" "${ts[2]}" "${ts[3]}")
 	r_back=$(rate_between "${s[4]}" "${s[5]}" "${ts[4]}" "${ts[5]}")

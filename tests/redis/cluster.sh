@@ -4,7 +4,9 @@
 #     six `redis-server --cluster-enabled yes` on free loopback ports (each
 #     with its cluster bus port, +10000, free too), joined by `redis-cli
 #     --cluster create --cluster-replicas 1`; waits for cluster_state:ok and
-#     prints the six ports on one line. CLUSTER_PASS set: every node requires
+#     prints the six ports on one line. The masters keep serving their slots
+#     while another shard has none (cluster-require-full-coverage no, as a
+#     fleet's cluster should be configured). CLUSTER_PASS set: every node requires
 #     it (and replicas use it). Files and logs in DIR.
 #   tests/redis/cluster.sh restart DIR PORT
 #     starts the node of PORT again (after a kill): it rejoins (a master
@@ -46,6 +48,7 @@ auth=()
 node_start() { # PORT TIMEOUT_MS: prints the pid
 	(cd "$dir" && exec redis-server --port "$1" --bind 127.0.0.1 --cluster-enabled yes \
 		--cluster-config-file "nodes-$1.conf" --cluster-node-timeout "$2" \
+		--cluster-require-full-coverage no \
 		--save '' --appendonly no --dir "$dir" "${auth[@]}") >>"$dir/redis-$1.log" 2>&1 &
 	echo $!
 }

@@ -170,9 +170,10 @@ static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p,
 		/*
 		 * Its master lost while the others answer (a cluster): the rule's
 		 * mode stays the fleet's, so this source alone is closed by a
-		 * floor two intervals ahead, renewed each round it stays so.
+		 * floor its burst and two intervals ahead (nothing left to admit
+		 * until then), renewed each round it stays so.
 		 */
-		__u64 shut = now + 2 * f->interval_ns;
+		__u64 shut = now + (__u64)rs->span_ns + 2 * f->interval_ns;
 
 		out->until_ns = old > shut ? old : shut;
 		return;

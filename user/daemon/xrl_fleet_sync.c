@@ -483,7 +483,7 @@ static int retry_wrongtype(struct xrl_fleet *f, const int *wrong, int n, __u64 t
 static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floor_err,
 			char *err, size_t errlen)
 {
-	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0;
+	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0, failed = 0;
 	bool more = false;
 
 	for (i = 0; i < nc; i++) {
@@ -500,13 +500,18 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 				return -1;
 		}
 		rep = f->calls[i].reply;
-		if (!rep || (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "TRYAGAIN", 8))) {
+		if (!rep || (rep->type == REDIS_REPLY_ERROR &&
+			     (!strncmp(rep->str, "TRYAGAIN", 8) || !strncmp(rep->str, "CLUSTERDOWN", 11)))) {
 			/*
-			 * Failed alone (a cluster master lost), or its slot half
-			 * migrated with its keys split (TRYAGAIN): its sources under
-			 * the policy this round, the others answered.
+			 * Failed alone (a cluster master lost), refused while the
+			 * cluster has a shard without a master (CLUSTERDOWN), or its
+			 * slot half migrated with its keys split (TRYAGAIN): its
+			 * sources under the policy this round, the others answered.
 			 */
+			if (rep)
+				snprintf(f->redis.lost_why, sizeof(f->redis.lost_why), "%s", rep->str);
 			mark_unanswered(f, i);
+			failed++;
 			continue;
 		}
 		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9)) {
@@ -531,6 +536,12 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 			take_gcra(f, i, rep);
 		else
 			take_hosts(f, i, rep);
+	}
+	if (nc && failed == nc) {
+		/* no call answered: the cluster failed as a whole, as one Redis does */
+		snprintf(err, errlen, "%s", f->redis.lost_why[0] ? f->redis.lost_why :
+			 "no master of the cluster answers");
+		return -1;
 	}
 	if ((e = xrl_fleet_put_floors(f, floors_done, np, t0, xrl_mono_ns())))
 		*floor_err = e;
