@@ -11,6 +11,16 @@
 #include "xrl_redis.h"
 #include "xrl_rule.h"
 
+/*
+ * A cluster node that failed (refused, timed out) is not tried again for
+ * 5 timeouts (2.5 sync intervals): a stopped node costs a timeout per try,
+ * and a round that tried every stopped node every time would outlast the
+ * data path's hold on the rules' modes (3 intervals); a node back (or a
+ * replica promoted that refused at first) is used again within that.
+ */
+#define XRL_REDIS_NODE_RETRY_NS (5 * ((unsigned long long)r->timeout.tv_sec * 1000000000ull + \
+				      (unsigned long long)r->timeout.tv_usec * 1000ull))
+
 /* Pipelines are cut into batches, so neither side buffers megabytes of a 100k-source round. */
 #define XRL_REDIS_BATCH 1024
 
@@ -297,6 +307,11 @@ static int node_connect(struct xrl_redis *r, int n, char *err, size_t errlen)
 
 	if (nd->c)
 		return 0;
+	if (now_ns() < nd->retry_ns) {
+		xrl_fail(err, errlen, "cluster node %s:%d failed less than %llu ms ago: not tried yet",
+			 r->map->node[n].host, r->map->node[n].port, XRL_REDIS_NODE_RETRY_NS / 1000000);
+		return -EIO;
+	}
 	nd->c = open_ctx(r, r->map->node[n].host, r->map->node[n].port, e, sizeof(e));
 	if (nd->c && load_scripts_on(r, nd->c, e, sizeof(e))) {
 		redisFree(nd->c);
@@ -304,6 +319,7 @@ static int node_connect(struct xrl_redis *r, int n, char *err, size_t errlen)
 	}
 	if (!nd->c) {
 		nd->errors++;
+		nd->retry_ns = now_ns() + XRL_REDIS_NODE_RETRY_NS;
 		xrl_fail(err, errlen, "cluster node %s:%d: %s", r->map->node[n].host,
 			 r->map->node[n].port, e);
 		return -EIO;
@@ -324,6 +340,7 @@ static void node_lost(struct xrl_redis *r, int n, const char *why)
 	snprintf(r->lost_why, sizeof(r->lost_why), "cluster node %s:%d: %s", r->map->node[n].host,
 		 r->map->node[n].port, why);
 	r->node[n].errors++;
+	r->node[n].retry_ns = now_ns() + XRL_REDIS_NODE_RETRY_NS;
 	r->map_stale = true;
 	for (i = r->sent_head; i < r->nsent; i++)
 		if (r->sent[i].node == n && !r->sent[i].reply)
@@ -388,11 +405,21 @@ static int cluster_refresh(struct xrl_redis *r, char *err, size_t errlen)
 	for (i = 0; rc && i < r->url.nseeds + r->map->nnodes; i++) {
 		const struct xrl_cluster_addr *a = i < r->url.nseeds ? &r->url.seed[i] :
 						   &r->map->node[i - r->url.nseeds];
-		struct redisContext *c = open_ctx(r, a->host, a->port, e, sizeof(e));
+		int known = xrl_cluster_map_node(r->map, a->host, a->port);
+		struct redisContext *c;
 
-		if (!c)
+		/* a node that failed lately costs a timeout again: the others first */
+		if (known >= 0 && now_ns() < r->node[known].retry_ns)
 			continue;
+		c = open_ctx(r, a->host, a->port, e, sizeof(e));
+		if (!c) {
+			if (known >= 0)
+				r->node[known].retry_ns = now_ns() + XRL_REDIS_NODE_RETRY_NS;
+			continue;
+		}
 		rc = ask_map(r, c, a->host, e, sizeof(e));
+		if (rc && c->err && known >= 0)
+			r->node[known].retry_ns = now_ns() + XRL_REDIS_NODE_RETRY_NS;
 		redisFree(c);
 	}
 	if (rc) {

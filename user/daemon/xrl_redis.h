@@ -72,6 +72,7 @@ struct xrl_redis_node {
 	unsigned long errors;              /* failed connections and calls, error replies */
 	unsigned long keys;                /* keys of the script calls sent to it */
 	double wait_s;                     /* time spent waiting for its replies */
+	unsigned long long retry_ns;       /* failed: not tried again before this (CLOCK_MONOTONIC) */
 };
 
 struct xrl_redis_sent {
