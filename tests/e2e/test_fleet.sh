@@ -293,7 +293,8 @@ cluster_failover_test() {
 			bad "cluster: host $i daemon exited: $(tail -3 "$XRLT_TMP/daemon$i.log")"
 		b=$(xrlt_calc "$(log_time 1 "every shard answers again" "$i") - $t_prom")
 		printf '        host %d: every shard answered %.3f s after the promotion\n' "$i" "$b"
-		check "cluster: host $i resumed within two intervals of the promotion (+0.2 s)" "$b <= 0.4"
+		# (the daemon may learn of it from its node a little before the test has asked every node)
+		check "cluster: host $i resumed within two intervals of the promotion (+0.2 s)" "$b > -1 && $b <= 0.4"
 		n=$(grep -c "shards unanswered" "$XRLT_TMP/daemon$i.log")
 		check "cluster: host $i logged the lost shard once ($n)" "$n == 1"
 		n=$(grep -c "until it answers" "$XRLT_TMP/daemon$i.log")
