@@ -50,10 +50,13 @@ UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
 UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
+UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
+# a real 6-node Redis Cluster (tests/redis/cluster.sh)
+REDIS_TESTS += $(BUILD)/test_redis_cluster
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
 
@@ -122,6 +125,9 @@ $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 # the fleet's key names, linked without libbpf: the file reads no map
 $(BUILD)/test_fleet_keys: tests/unit/test_fleet_keys.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka -ljansson
+# Redis Cluster routing, linked alone with hiredis: the file holds no connection
+$(BUILD)/test_cluster: tests/unit/test_cluster.c $(BUILD)/xrl_cluster.o
+	$(CC) $(CFLAGS) $< $(BUILD)/xrl_cluster.o -o $@ -lcmocka -lhiredis
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
@@ -151,6 +157,8 @@ $(BUILD)/test_metrics: tests/prog/test_metrics.c tests/prog/xrl_testlib.c tests/
 # the cmocka tests' shared asserting helpers (tl_*)
 $(PROG_TESTS): tests/prog/xrl_tl_assert.h
 
+$(BUILD)/test_redis_cluster: tests/redis/test_redis_cluster.c $(LIBXRL_DAEMON) $(LIBXRL)
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 $(BUILD)/test_redis: tests/redis/test_redis.c $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $< $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 

@@ -4,13 +4,16 @@
 # and for each window algorithm (--algo fixed-window, sliding-window,
 # sliding-log: the fleet's most admissions in a window against the limit
 # and its stated bound), and the daemon's round with 1,000 to 10,000
-# sources over budget (round time, Redis commands per round).
+# sources over budget (round time, Redis commands per round), and with
+# 10,000 and 100,000 against one Redis and a 3-master Redis Cluster
+# (tests/redis/cluster.sh; per master its share of the reports and CPU).
 # Hosts are xrl instances on veth pairs with their own daemons, one
 # redis-server on a loopback port (tests/e2e/fleet_lib.sh). Not a test:
 # figures are printed, never asserted. Cleans up everything, even when
 # interrupted.
 #
-#   bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo] [--markdown FILE]
+#   bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo]
+#                        [--no-cluster] [--cluster-only] [--markdown FILE]
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 . "$REPO/tests/e2e/lib.sh"
@@ -23,16 +26,20 @@ MD=
 ROUND_ONLY=0
 ALGO=1
 ALGO_ONLY=0
+CLUSTER=1
+CLUSTER_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--round-only) ROUND_ONLY=1; ALGO=0; shift ;;
 	--algo-only) ALGO_ONLY=1; shift ;;
 	--no-algo) ALGO=0; shift ;;
+	--no-cluster) CLUSTER=0; shift ;;
+	--cluster-only) CLUSTER_ONLY=1; ROUND_ONLY=1; ALGO=0; shift ;;
 	--quick) RUNS=1; SECS=5; shift ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--secs) SECS=$2; shift 2 ;;
 	--markdown) MD=$2; shift 2 ;;
-	*) echo "usage: bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo] [--markdown FILE]" >&2; exit 2 ;;
+	*) echo "usage: bench/bench_fleet.sh [--quick] [--runs N] [--secs S] [--round-only] [--algo-only] [--no-algo] [--no-cluster] [--cluster-only] [--markdown FILE]" >&2; exit 2 ;;
 	esac
 done
 
@@ -313,6 +320,77 @@ if [ $ALGO_ONLY = 1 ]; then
 	exit 0
 fi
 
+# The round against one Redis and against a Redis Cluster of 3 masters (a
+# replica each): 10,000 sources every 100 ms and 100,000 every second, one
+# host. Per Redis process its CPU time over the run (/proc/PID/stat, user +
+# system), beside the round's own CPU (the bench process); per master its
+# share of the keys (sources) reported. Three masters, their replicas, the
+# bench and the one Redis all share this machine's cores: the busiest of them
+# bounds the round.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+cluster_rows=()
+cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
+	local label=$1 url=$2 pids=$3 n=$4 iv=$5 before=() after=() p i line mean cpu masters secs
+	secs=$SECS
+	[ "$iv" -ge 1000 ] && secs=$((SECS < 5 ? 5 : SECS))
+	for p in $pids; do before+=("$(cpu_ticks "$p")"); done
+	"$REPO/build/xrl_bench_fleet" --redis "$url" --sources "$n" --interval "$iv" --seconds "$secs" \
+		--host "cl-$label-$n" >"$XRLT_TMP/cl.txt" 2>&1
+	i=0
+	for p in $pids; do after+=("$(cpu_ticks "$p")"); done
+	line=$(grep "fleet round" "$XRLT_TMP/cl.txt")
+	[ -z "$line" ] && { cat "$XRLT_TMP/cl.txt"; return; }
+	echo "   $label: $line"
+	grep -E "own CPU|master " "$XRLT_TMP/cl.txt" | sed 's/^/      /'
+	mean=$(sed -n 's/.*: mean \([0-9.]*\) ms.*/\1/p' <<<"$line")
+	cpu=$(sed -n 's/.*user + system): \([0-9.]*\) ms per round/\1/p' "$XRLT_TMP/cl.txt")
+	masters=""
+	for i in "${!before[@]}"; do
+		masters+="$(awk -v a="${before[$i]}" -v b="${after[$i]}" -v s="$secs" 'BEGIN { printf "%.0f %%", (b - a) / s }') "
+	done
+	shares=$(sed -n 's/.*(\([0-9.]*\) % of all).*/\1 %/p' "$XRLT_TMP/cl.txt" | paste -sd' ')
+	reports=$(sed -n 's/.*; [0-9.]* Redis commands and \([0-9.]*\) sources reported.*/\1/p' <<<"$line")
+	rps=$(awk -v r="$reports" -v iv="$iv" -v m="$mean" 'BEGIN { if (m > 0) printf "%.0f", r / (m / 1000); else print "?" }')
+	printf '      Redis CPU over the run (per process): %s; source reports per second of round time: %s\n' "$masters" "$rps"
+	cluster_rows+=("$(printf '| %s | %d | %d ms | %s ms | %s ms | %s | %s | %s |' "$label" "$n" "$iv" "$mean" "${cpu:-?}" \
+		"$rps" "${shares:-(one server)}" "$masters")")
+}
+if [ $CLUSTER = 1 ]; then
+	printf '\n== the round against one Redis and a 3-master Redis Cluster (build/xrl_bench_fleet --redis)\n'
+	CL_DIR=$XRLT_TMP/cluster
+	xrlt_on_cleanup "bash '$REPO/tests/redis/cluster.sh' stop '$CL_DIR'"
+	cl_ports=$(bash "$REPO/tests/redis/cluster.sh" start "$CL_DIR" 5000) || xrlt_fail "the Redis Cluster did not start"
+	cl_url=redis-cluster://$(for p in $cl_ports; do printf '127.0.0.1:%s,' "$p"; done | sed 's/,$//')
+	# the masters' pids (cluster.sh lists pids in the order of its ports)
+	cl_pids=""
+	read -r -a cl_all <<<"$cl_ports"
+	for m in $(redis-cli -p "${cl_all[0]}" cluster nodes | awk '$3 ~ /master/ && NF >= 9 {split($2, a, "[:@]"); print a[2]}'); do
+		for i in "${!cl_all[@]}"; do
+			[ "${cl_all[$i]}" = "$m" ] && cl_pids+="$(sed -n "$((i + 1))p" "$CL_DIR/pids") "
+		done
+	done
+	one_pid=$(pgrep -f "redis-server 127.0.0.1:$FLEET_PORT" | head -1)
+	# BENCH_CLUSTER_SOURCES: smaller figures for a quick look (the first every 100 ms, the second every 1 s)
+	read -r n_small n_big <<<"${BENCH_CLUSTER_SOURCES:-10000 100000}"
+	for n in "$n_small" "$n_big"; do
+		iv=100
+		[ "$n" = "$n_big" ] && iv=1000
+		cluster_bench "one Redis" "redis://127.0.0.1:$FLEET_PORT" "$one_pid" "$n" "$iv"
+		cluster_bench "cluster, 3 masters" "$cl_url" "$cl_pids" "$n" "$iv"
+	done
+fi
+if [ $CLUSTER_ONLY = 1 ]; then
+	if [ -n "$MD" ]; then
+		{
+			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per process |"
+			echo "|---|---|---|---|---|---|---|---|"
+			printf '%s\n' "${cluster_rows[@]}"
+		} >"$MD"
+	fi
+	xrlt_cleanup
+	exit 0
+fi
+
 # The round on its own: build/xrl_bench_fleet runs the daemon's round
 # (user/daemon/xrl_fleet.c) on the maps of a loaded (not attached) object whose
 # xrl_fleet_used holds N sources that all admitted packets since the last
@@ -403,6 +481,16 @@ if [ -n "$MD" ]; then
 		echo "A command is one EVALSHA per 64 (rule, source) pairs with new admissions or demand, or whose floor"
 		echo "is about to release the source, plus one per global rule; they are written as they are built, so"
 		echo "Redis works while the daemon formats the rest (docs/DESIGN.md)."
+		if [ $CLUSTER = 1 ]; then
+			echo
+			echo "One Redis against a Redis Cluster of 3 masters with a replica each (tests/redis/cluster.sh, all on"
+			echo "this machine's cores), one host's round (\`build/xrl_bench_fleet --redis\`); Redis CPU is each"
+			echo "master's (or the one Redis') share of a core over the run, the round's own CPU the bench process'."
+			echo
+			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per process |"
+			echo "|---|---|---|---|---|---|---|---|"
+			printf '%s\n' "${cluster_rows[@]}"
+		fi
 		if [ $ALGO = 1 ]; then
 			echo
 			algo_markdown

@@ -8,8 +8,13 @@
  * Rounds run at the sync interval for a few seconds, so the demand reports
  * (at most one a second per source) are in the figures as they would be.
  *
- *   build/xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID]
- *                         [--algo token-bucket|fixed-window|sliding-window|sliding-log]
+ *   build/xrl_bench_fleet --redis-port PORT|--redis URL [--sources N] [--seconds S] [--interval MS]
+ *                         [--host ID] [--algo token-bucket|fixed-window|sliding-window|sliding-log]
+ *
+ * --redis redis-cluster://HOST:PORT,...: the round against a Redis Cluster;
+ * then a line per master: the keys (sources) it was sent, their share of
+ * all, the time waited for it. Every run ends with the round's own CPU time
+ * (user + system of this process, per round).
  *
  * Several at once with different --host IDs are hosts of one fleet: the
  * same keys in the same Redis. --algo: the rule's algorithm, so the round
@@ -26,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 
 #include "xrl_fleet.h"
@@ -43,6 +49,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "redis-port", required_argument, 0, 'p' },
+		{ "redis", required_argument, 0, 'r' },
 		{ "sources", required_argument, 0, 'n' },
 		{ "seconds", required_argument, 0, 's' },
 		{ "interval", required_argument, 0, 'i' },
@@ -53,12 +60,15 @@ int main(int argc, char **argv)
 	static char rule[128] = "10.0.0.0/8 --rate 1000/s --burst 100 --global";
 	const char *rules[] = { rule, NULL };
 	static struct xrl_fleet fleet;
-	const char *host = "bench-host";
+	const char *host = "bench-host", *url = NULL;
 	int port = 0, n = 10000, seconds = 5, interval_ms = 100, c, i, rounds = 0, id;
 	struct xrl_bucket_key *keys;
 	struct xrl_fleet_used *vals;
 	double *times, sum = 0;
 	unsigned long cmds0, reports0;
+	static unsigned long keys0[XRL_CLUSTER_NODES];
+	static double wait0[XRL_CLUSTER_NODES];
+	struct rusage ru0, ru1;
 	struct xrl_tl t;
 	__u64 t_end, next;
 	__u32 count;
@@ -66,6 +76,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': port = atoi(optarg); break;
+		case 'r': url = optarg; break;
 		case 'n': n = atoi(optarg); break;
 		case 's': seconds = atoi(optarg); break;
 		case 'i': interval_ms = atoi(optarg); break;
@@ -83,12 +94,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT [--sources N] [--seconds S] [--interval MS] [--host ID] [--algo ALGO]\n");
+			fprintf(stderr, "usage: xrl_bench_fleet --redis-port PORT|--redis URL [--sources N] [--seconds S] [--interval MS] [--host ID] [--algo ALGO]\n");
 			return 2;
 		}
 	}
-	if (port <= 0 || n <= 0 || n > XRL_FLEET_SOURCES || seconds <= 0 || interval_ms <= 0) {
-		fprintf(stderr, "xrl_bench_fleet: --redis-port is required; 1 <= --sources <= %d\n",
+	if ((port <= 0 && !url) || n <= 0 || n > XRL_FLEET_SOURCES || seconds <= 0 || interval_ms <= 0) {
+		fprintf(stderr, "xrl_bench_fleet: --redis-port or --redis is required; 1 <= --sources <= %d\n",
 			XRL_FLEET_SOURCES);
 		return 2;
 	}
@@ -108,8 +119,17 @@ int main(int argc, char **argv)
 		vals[i].born_ns = xrl_mono_ns();
 	}
 
-	snprintf(fleet.redis.url.host, sizeof(fleet.redis.url.host), "127.0.0.1");
-	fleet.redis.url.port = port;
+	if (url) {
+		char err[256];
+
+		if (xrl_redis_parse_url(url, &fleet.redis.url, err, sizeof(err))) {
+			fprintf(stderr, "xrl_bench_fleet: %s\n", err);
+			return 2;
+		}
+	} else {
+		snprintf(fleet.redis.url.host, sizeof(fleet.redis.url.host), "127.0.0.1");
+		fleet.redis.url.port = port;
+	}
 	fleet.redis.timeout.tv_sec = 1;
 	if (xrl_fleet_init(&fleet, &t.maps, "bench", host, interval_ms * 1000000ull,
 			   XRL_POLICY_LOCAL)) {
@@ -152,13 +172,17 @@ int main(int argc, char **argv)
 		if (xrl_fleet_round(&fleet))
 			return 1;
 		if (!fleet.redis_up) {
-			fprintf(stderr, "xrl_bench_fleet: redis on port %d: %s\n", port, fleet.last_error);
+			fprintf(stderr, "xrl_bench_fleet: redis %s: %s\n", url ? url : "", fleet.last_error);
 			return 1;
 		}
 		if (rounds == 0) {
 			/* the first round also connects and loads the scripts: not counted */
 			cmds0 = fleet.redis.commands;
 			reports0 = fleet.reported_total;
+			getrusage(RUSAGE_SELF, &ru0);
+			if (fleet.redis.node)
+				for (i = 0; i < XRL_CLUSTER_NODES; i++)
+					keys0[i] = fleet.redis.node[i].keys, wait0[i] = fleet.redis.node[i].wait_s;
 		} else {
 			times[rounds - 1] = (xrl_mono_ns() - t0) / 1e6;
 			sum += times[rounds - 1];
@@ -171,6 +195,7 @@ int main(int argc, char **argv)
 		ts.tv_nsec = next % 1000000000ull;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
+	getrusage(RUSAGE_SELF, &ru1);
 	rounds--;
 	qsort(times, rounds, sizeof(*times), cmp_double);
 	printf("%s: fleet round (%s), %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
@@ -178,6 +203,27 @@ int main(int argc, char **argv)
 	       100.0 * (sum / rounds) / interval_ms,
 	       (double)(fleet.redis.commands - cmds0) / rounds,
 	       (double)(fleet.reported_total - reports0) / rounds);
+	printf("%s: the round's own CPU (this process, user + system): %.1f ms per round\n", host,
+	       ((ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1e3 +
+		(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e3 +
+		(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e3 +
+		(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e3) / rounds);
+	if (fleet.redis.node) {
+		unsigned long all = 0;
+
+		for (i = 0; i < fleet.redis.map->nnodes; i++)
+			all += fleet.redis.node[i].keys - keys0[i];
+		for (i = 0; i < fleet.redis.map->nnodes; i++) {
+			unsigned long k = fleet.redis.node[i].keys - keys0[i];
+
+			if (!fleet.redis.map->master[i])
+				continue;
+			printf("%s: master %s:%d: %.0f keys per round (%.1f %% of all), waited %.2f ms per round\n",
+			       host, fleet.redis.map->node[i].host, fleet.redis.map->node[i].port,
+			       (double)k / rounds, all ? 100.0 * k / all : 0,
+			       (fleet.redis.node[i].wait_s - wait0[i]) * 1e3 / rounds);
+		}
+	}
 	xrl_fleet_release(&fleet);
 	xrl_fleet_free(&fleet);
 	xrl_tl_close(&t);

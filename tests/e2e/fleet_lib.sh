@@ -8,12 +8,24 @@
 # file for the daemons), FLEET_INTERVAL (sync interval, ms); optionally
 # FLEET_REDIS_PASS (Redis then requires it; the daemons are given it by the
 # caller, e.g. through --redis-password-file).
+#
+# REDIS=cluster: the daemons share a real Redis Cluster instead (six
+# redis-server --cluster-enabled yes, 3 masters with a replica each, made by
+# tests/redis/cluster.sh on free loopback ports; FLEET_PORT unused), through
+# redis-cluster:// with every node a seed; FLEET_CLUSTER_PORTS lists them.
 
+REDIS=${REDIS:-single}
 FLEET_REDIS_PID=
+FLEET_CLUSTER_PORTS=()
+FLEET_CLUSTER_DIR=
 declare -a FLEET_DAEMON=()
 
 # (Re)start redis-server on 127.0.0.1:$FLEET_PORT, no persistence; wait for it.
 fleet_redis_start() {
+	if [ "$REDIS" = cluster ]; then
+		fleet_cluster_start
+		return
+	fi
 	local auth=()
 	[ -n "${FLEET_REDIS_PASS:-}" ] && auth=(--requirepass "$FLEET_REDIS_PASS")
 	(cd "$XRLT_TMP" && exec redis-server --port "$FLEET_PORT" --bind 127.0.0.1 --save '' \
@@ -28,13 +40,79 @@ fleet_redis_start() {
 	xrlt_fail "redis-server did not answer on 127.0.0.1:$FLEET_PORT (see $XRLT_TMP/redis.log)"
 }
 
-# redis-cli on the fleet's Redis (with its password, kept out of ps through REDISCLI_AUTH)
-fleet_redis_cli() {
-	if [ -n "${FLEET_REDIS_PASS:-}" ]; then
-		REDISCLI_AUTH=$FLEET_REDIS_PASS redis-cli -p "$FLEET_PORT" "$@"
+# The cluster (REDIS=cluster), node timeout 1 s: removed by the cleanup.
+fleet_cluster_start() {
+	local out
+	FLEET_CLUSTER_DIR=$XRLT_TMP/cluster
+	xrlt_on_cleanup "CLUSTER_PASS='${FLEET_REDIS_PASS:-}' bash '$XRLT_REPO/tests/redis/cluster.sh' stop '$FLEET_CLUSTER_DIR'"
+	out=$(CLUSTER_PASS=${FLEET_REDIS_PASS:-} bash "$XRLT_REPO/tests/redis/cluster.sh" start \
+		"$FLEET_CLUSTER_DIR" 1000) || xrlt_fail "the Redis Cluster did not start: $out"
+	read -r -a FLEET_CLUSTER_PORTS <<<"$out"
+	FLEET_PORT=${FLEET_CLUSTER_PORTS[0]}
+}
+
+# --redis for the daemons
+fleet_redis_url() {
+	local p u=""
+	if [ "$REDIS" = cluster ]; then
+		for p in "${FLEET_CLUSTER_PORTS[@]}"; do u+="${u:+,}127.0.0.1:$p"; done
+		echo "redis-cluster://$u"
 	else
-		redis-cli -p "$FLEET_PORT" "$@"
+		echo "redis://127.0.0.1:$FLEET_PORT"
 	fi
+}
+
+# redis-cli on the fleet's Redis (with its password, kept out of ps through
+# REDISCLI_AUTH); on a cluster on a live node, following redirects (-c)
+fleet_redis_cli() {
+	local args=(-p "$FLEET_PORT") p
+	if [ "$REDIS" = cluster ]; then
+		for p in "${FLEET_CLUSTER_PORTS[@]}"; do
+			fleet_cli_at "$p" ping 2>/dev/null | grep -q PONG && break
+		done
+		args=(-c -p "$p")
+	fi
+	if [ -n "${FLEET_REDIS_PASS:-}" ]; then
+		REDISCLI_AUTH=$FLEET_REDIS_PASS redis-cli "${args[@]}" "$@"
+	else
+		redis-cli "${args[@]}" "$@"
+	fi
+}
+# redis-cli on one node (no redirects)
+fleet_cli_at() {
+	local p=$1
+	shift
+	if [ -n "${FLEET_REDIS_PASS:-}" ]; then
+		REDISCLI_AUTH=$FLEET_REDIS_PASS redis-cli -p "$p" "$@"
+	else
+		redis-cli -p "$p" "$@"
+	fi
+}
+# fleet_redis_scan PATTERN: the keys matching it, on every master of a cluster
+fleet_redis_scan() {
+	local p
+	if [ "$REDIS" != cluster ]; then
+		fleet_redis_cli --scan --pattern "$1"
+		return
+	fi
+	for p in $(fleet_cluster_masters); do fleet_cli_at "$p" --scan --pattern "$1"; done
+}
+# fleet_cluster_restart PORT: the node of PORT started again (it rejoins)
+fleet_cluster_restart() {
+	CLUSTER_PASS=${FLEET_REDIS_PASS:-} bash "$XRLT_REPO/tests/redis/cluster.sh" restart \
+		"$FLEET_CLUSTER_DIR" "$1" || xrlt_fail "the cluster node on $1 did not rejoin"
+}
+# the ports of the cluster's masters serving slots, as a live node sees them
+fleet_cluster_masters() {
+	fleet_redis_cli cluster nodes 2>/dev/null |
+		awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9 {split($2, a, "[:@]"); print a[2]}'
+}
+# fleet_cluster_pid PORT: the pid of the node on PORT
+fleet_cluster_pid() {
+	local i
+	for i in "${!FLEET_CLUSTER_PORTS[@]}"; do
+		[ "${FLEET_CLUSTER_PORTS[$i]}" = "$1" ] && sed -n "$((i + 1))p" "$FLEET_CLUSTER_DIR/pids"
+	done
 }
 
 fleet_ns() { echo "${XRLT_NAME}h$1"; }
@@ -56,7 +134,7 @@ fleet_host_create() {
 fleet_daemon_start() {
 	local i=$1
 	shift
-	"$XRL" --instance "$(fleet_inst "$i")" daemon --redis "redis://127.0.0.1:$FLEET_PORT" \
+	"$XRL" --instance "$(fleet_inst "$i")" daemon --redis "$(fleet_redis_url)" \
 		--host-id "h$i" --sync-interval "$FLEET_INTERVAL" --rules "$FLEET_RULES" "$@" \
 		>>"$XRLT_TMP/daemon$i.log" 2>&1 &
 	FLEET_DAEMON[$i]=$!

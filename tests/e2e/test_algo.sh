@@ -80,6 +80,8 @@ EOF
 		awk '{ exit !($1 + 0 <= 950000000 && $1 + 0 >= 500000000) }'
 }
 
+# REDIS=cluster (tests/e2e/test_algo_cluster.sh): only the fleet cases below, against a Redis Cluster
+if [ "${REDIS:-single}" != cluster ]; then
 section "a burst straddling a real UTC second boundary"
 for a in 1 2 3; do
 	if attempt "$a"; then
@@ -361,6 +363,7 @@ for f in "198.18.$((110 + a))." "2001:db8:$((110 + a))::"; do
 		"\"$(utc_field "${f}30" got)\" == \"10+0+10\""
 done
 
+fi   # REDIS=cluster: the fleet cases only
 section "the literature's two servers: 30 requests from one client over two hosts, 10 per minute each"
 # two "hosts" (instances on veth pairs of their own, each with its own daemon),
 # one Redis; one request every 0.4 s alternating between them, all inside one
@@ -409,7 +412,7 @@ check "host 1 saw its 15 requests ($seen1)" "${seen1:-0} == 15"
 check "per-host fixed-window 10/m on each of 2 hosts lets 20 of 30 through ($local_n)" "$local_n == 20"
 check "--global fixed-window 10/m lets 10 of 30 through, at most one more (a round's lag) ($global_fw)" "$global_fw >= 10 && $global_fw <= 11"
 check "--global sliding-window 10/m likewise ($global_sw)" "$global_sw >= 10 && $global_sw <= 11"
-wkeys=$(fleet_redis_cli --scan --pattern 'xrl:*:w:*')
+wkeys=$(fleet_redis_scan 'xrl:*:w:*')
 n_keys=$(echo "$wkeys" | grep -c .)
 check "Redis holds one window counter per global source ($n_keys keys)" "$n_keys == 2"
 ttl=$(fleet_redis_cli pttl "$(echo "$wkeys" | head -1)")
@@ -449,7 +452,7 @@ fleet_log_case() {
 	check "host 2 saw its 15 requests of the global log ($seen)" "${seen:-0} == 15"
 	check "per-host sliding-log 10/m on each of 2 hosts lets 20 of 30 through ($n_log)" "$n_log == 20"
 	check "--global sliding-log 10/m lets 10 of 30 through, at most one more (a round's lag) ($g_log)" "$g_log >= 10 && $g_log <= 11"
-	key=$(fleet_redis_cli --scan --pattern 'xrl:*:l')
+	key=$(fleet_redis_scan 'xrl:*:l')
 	nkeys=$(echo "$key" | grep -c .)
 	check "Redis holds one log per global sliding-log source ($nkeys keys)" "$nkeys == 1"
 	card=$(fleet_redis_cli zcard "$(echo "$key" | head -1)")

@@ -14,6 +14,11 @@
 #     restarted daemon resumes without reporting anything twice;
 #  6. Redis down when a daemon starts: it runs, says so once, applies the policy;
 #  7. SIGHUP reloads the rules file; a bad file is refused, old rules stay.
+# REDIS=cluster (tests/e2e/test_fleet_cluster.sh): the same against a real
+# Redis Cluster of 3 masters with a replica each; section 4 is then the
+# cluster's failures instead: the master holding the flooded source's
+# counters SIGKILLed mid-flood (its replica promoted), slots resharded
+# mid-flood, a majority of the masters stopped and continued.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/fleet_lib.sh"
@@ -47,7 +52,7 @@ log_time() {
 }
 
 # ------------------------------------------------------------------ setup
-section "setup: redis on 127.0.0.1:$FLEET_PORT, $NHOSTS hosts, one daemon each"
+section "setup: redis ($REDIS), $NHOSTS hosts, one daemon each"
 FLEET_RULES=$XRLT_TMP/rules
 cat >"$FLEET_RULES" <<EOF
 # flood scenarios: one source at a time from 198.18.1.0/24, 198.18.2.0/24
@@ -225,10 +230,170 @@ policy_test() {
 			"$b1 <= 0.3 && $b2 <= 0.3"
 	done
 }
-section "4. redis killed and restarted, stopped and continued, per --on-redis-failure policy"
-policy_test local 198.18.2.1
-policy_test open 198.18.2.2
-policy_test closed 198.18.2.3
+# ------------------------------------------------------------------ 4. cluster failures (REDIS=cluster)
+# the master serving KEY's slot, as a live node says
+key_master() {
+	local s
+	s=$(fleet_redis_cli cluster keyslot "$1")
+	fleet_redis_cli cluster shards | awk -v s="$s" '
+		/^slots$/ { getline a; getline b; lo = a; hi = b; next }
+		/^port$/ { getline p; port = p }
+		/^role$/ { getline r; role = r }
+		/^health$/ { getline h; if (role == "master" && h == "online" && s >= lo && s <= hi) { print port; exit } }'
+}
+# the source's gcra key (one rule, so the one key of the source)
+source_key() { fleet_redis_scan "xrl:*:$1" | head -1; }
+cluster_failover_test() {
+	local src=$1 other=$2 t0 s=() ts=() victim okey oval oval2 t_kill t_prom b i n p promoted
+	for i in 1 2 3; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
+	# closed: what the failed shard's source loses shows (the other keeps the fleet's limit)
+	for i in 1 2; do fleet_daemon_start "$i" --on-redis-failure closed; done
+	sleep 0.3
+	fleet_cfg "$XRLT_TMP/fo.cfg" "$src" "$other"
+	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/fo.cfg" "$FLOOD_GAP" 12 "$XRLT_TMP/fo.$i.log"; done
+	t0=$(now_s)
+	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)"); }
+	snap 1.5                                                         # 0
+	victim=$(key_master "$(source_key "$src")")
+	okey=$(source_key "$other")
+	[ "$(key_master "$okey")" = "$victim" ] && okey=
+	[ -n "$okey" ] && oval=$(fleet_redis_cli get "$okey")
+	snap 3; kill -KILL "$(fleet_cluster_pid "$victim")"; t_kill=$(now_s)   # 1
+	# before the replica's promotion (node timeout 1 s, then the election: >= 1.5 s)
+	snap 3.3                                                         # 2
+	snap 4.3                                                         # 3
+	# the replica's promotion, once every live node knows it: three masters
+	# serve slots again, none of them failed
+	t_prom=0
+	for _ in $(seq 100); do
+		promoted=1
+		for p in "${FLEET_CLUSTER_PORTS[@]}"; do
+			[ "$p" = "$victim" ] && continue
+			[ "$(fleet_cli_at "$p" cluster nodes 2>/dev/null |
+				awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9' | wc -l)" = 3 ] || promoted=0
+		done
+		[ "$promoted" = 1 ] && { t_prom=$(now_s); break; }
+		sleep 0.1
+	done
+	snap 9                                                           # 4
+	snap 11.5                                                        # 5
+	[ -n "$okey" ] && oval2=$(fleet_redis_cli get "$okey")
+	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
+	r_fo=$(rate_between "${s[2]}" "${s[3]}" "${ts[2]}" "${ts[3]}")
+	r_after=$(rate_between "${s[4]}" "${s[5]}" "${ts[4]}" "${ts[5]}")
+	printf '        master %s (the source'"'"'s counters) killed; replica promoted after %.1f s; fleet passed/s: before %.0f, failing over %.0f, after %.0f (limit %d/s per source, 2 sources)\n' \
+		"$victim" "$(xrlt_calc "$t_prom - $t_kill")" "$r_up" "$r_fo" "$r_after" "$RATE"
+	check "cluster: the replica was promoted" "$t_prom > 0"
+	check "cluster: fleet-wide limits before the kill (2 sources)" "$r_up >= 1.4 * $RATE && $r_up <= 2.6 * $RATE"
+	check "cluster: failing over, closed drops the lost shard's source only: the other keeps its limit" \
+		"$r_fo >= 0.6 * $RATE && $r_fo <= 1.4 * $RATE"
+	check "cluster: fleet-wide limits again after the failover" "$r_after >= 1.2 * $RATE && $r_after <= 2.8 * $RATE"
+	for i in 1 2; do
+		kill -0 "${FLEET_DAEMON[$i]}" 2>/dev/null && ok "cluster: host $i daemon still running" ||
+			bad "cluster: host $i daemon exited: $(tail -3 "$XRLT_TMP/daemon$i.log")"
+		b=$(xrlt_calc "$(log_time 1 "every shard answers again" "$i") - $t_prom")
+		printf '        host %d: every shard answered %.3f s after the promotion\n' "$i" "$b"
+		# (the daemon may learn of it from its node a little before the test has asked every node)
+		check "cluster: host $i resumed within two intervals of the promotion (+0.2 s)" "$b > -1 && $b <= 0.4"
+		n=$(grep -c "shards unanswered" "$XRLT_TMP/daemon$i.log")
+		check "cluster: host $i logged the lost shard once ($n)" "$n == 1"
+		n=$(grep -c "until it answers" "$XRLT_TMP/daemon$i.log")
+		check "cluster: host $i: the other shards answered throughout (no round failed: $n)" "$n == 0"
+		grep -q "masters changed: " "$XRLT_TMP/daemon$i.log" && ok "cluster: host $i logged the new masters" ||
+			bad "cluster: host $i did not log the new masters"
+	done
+	if [ -n "$okey" ]; then
+		check "cluster: the other master's counters were kept (TAT $oval -> $oval2)" "${oval2:-0} >= ${oval:-1}"
+	fi
+	# the killed master back, as a replica (redis-cli --cluster refuses a cluster with a node down)
+	fleet_cluster_restart "$victim"
+}
+cluster_reshard_test() {
+	local src=$1 t0 s=() ts=() from to fid tid i n
+	fleet_cfg "$XRLT_TMP/rs.cfg" "$src"
+	for i in 1 2; do : >"$XRLT_TMP/daemon$i.log"; done
+	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/rs.cfg" "$FLOOD_GAP" 10 "$XRLT_TMP/rs.$i.log"; done
+	t0=$(now_s)
+	sleep_until "$t0" 1.5
+	from=$(key_master "$(source_key "$src")")
+	to=$(fleet_cluster_masters | grep -vx "$from" | head -1)
+	fid=$(fleet_cli_at "$from" cluster myid)
+	tid=$(fleet_cli_at "$to" cluster myid)
+	ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)")
+	# the lowest 300 slots of the source's master move (redis-cli takes them in
+	# order; the source's shard, 0, has its tag below slot 256), keys with them,
+	# while the flood goes on
+	timeout 60 redis-cli --cluster reshard "127.0.0.1:$to" --cluster-from "$fid" --cluster-to "$tid" \
+		--cluster-slots 300 --cluster-yes >"$XRLT_TMP/reshard.log" 2>&1 ||
+		bad "redis-cli --cluster reshard failed: $(tail -2 "$XRLT_TMP/reshard.log")"
+	sleep_until "$t0" 9.5
+	ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)")
+	r=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
+	printf '        slots of %s resharded to %s during the flood (%.1f s): fleet passed %.0f/s (limit %d/s)\n' \
+		"$from" "$to" "$(xrlt_calc "${ts[1]} - ${ts[0]}")" "$r" "$RATE"
+	check "cluster: the source's key moved" "$(key_master "$(source_key "$src")") == $to"
+	check "cluster: limits hold through the resharding" "$r >= 0.6 * $RATE && $r <= 1.4 * $RATE"
+	for i in 1 2; do
+		n=$(grep -c "WARN\|ERR" "$XRLT_TMP/daemon$i.log")
+		check "cluster: host $i: no error storm in the log while slots moved ($n warnings)" "$n <= 1"
+	done
+}
+cluster_majority_test() {
+	local src=$1 t0 s=() ts=() m=() i p n t_fail
+	for i in 1 2; do fleet_daemon_stop "$i"; : >"$XRLT_TMP/daemon$i.log"; done
+	for i in 1 2; do fleet_daemon_start "$i" --on-redis-failure closed; done
+	sleep 0.5
+	fleet_cfg "$XRLT_TMP/maj.cfg" "$src"
+	for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/maj.cfg" "$FLOOD_GAP" 16 "$XRLT_TMP/maj.$i.log"; done
+	read -r -a m < <(fleet_cluster_masters | tr '\n' ' ')
+	t0=$(now_s)
+	snap() { sleep_until "$t0" "$1"; ts+=("$(now_s)"); s+=("$(fleet_passed_sum 198.18.0.0/16 1 2)"); }
+	snap 1.5                                                         # 0
+	snap 3                                                           # 1
+	# two of the three masters stopped: no majority, no promotion; the third
+	# serves its slots until it sees itself in a minority (node timeout), then
+	# refuses everything (CLUSTERDOWN): the policy applies from then
+	for p in "${m[@]:0:2}"; do kill -STOP "$(fleet_cluster_pid "$p")"; done
+	t_fail=0
+	for _ in $(seq 50); do
+		fleet_cli_at "${m[2]}" cluster info 2>/dev/null | grep -q 'cluster_state:fail' &&
+			{ t_fail=$(xrlt_calc "$(now_s) - $t0"); break; }
+		sleep 0.1
+	done
+	check "cluster: the remaining master declared the cluster down" "$t_fail > 0"
+	snap "$(xrlt_calc "$t_fail + 0.3")"                              # 2
+	snap "$(xrlt_calc "$t_fail + 2.3")"                              # 3
+	for p in "${m[@]:0:2}"; do kill -CONT "$(fleet_cluster_pid "$p")"; done
+	snap "$(xrlt_calc "$t_fail + 4.8")"                              # 4
+	snap "$(xrlt_calc "$t_fail + 7.3")"                              # 5
+	r_up=$(rate_between "${s[0]}" "${s[1]}" "${ts[0]}" "${ts[1]}")
+	r_down=$(rate_between "${s[2]}" "${s[3]}" "${ts[2]}" "${ts[3]}")
+	r_back=$(rate_between "${s[4]}" "${s[5]}" "${ts[4]}" "${ts[5]}")
+	printf '        majority of masters stopped: fleet passed/s up %.0f, down %.0f, back %.0f (limit %d/s, --on-redis-failure closed)\n' \
+		"$r_up" "$r_down" "$r_back" "$RATE"
+	check "cluster: fleet-wide limit before" "$r_up >= 0.7 * $RATE && $r_up <= 1.3 * $RATE"
+	check "cluster: majority lost: closed drops what the global rule matches" "$r_down <= 0.05 * $RATE"
+	check "cluster: majority back: fleet-wide limit again" "$r_back >= 0.6 * $RATE && $r_back <= 1.4 * $RATE"
+	for i in 1 2; do
+		kill -0 "${FLEET_DAEMON[$i]}" 2>/dev/null && ok "cluster: host $i daemon still running" ||
+			bad "cluster: host $i daemon exited: $(tail -3 "$XRLT_TMP/daemon$i.log")"
+		n=$(grep -c "is back after" "$XRLT_TMP/daemon$i.log")
+		check "cluster: host $i logged the recovery once ($n)" "$n == 1"
+	done
+}
+if [ "$REDIS" = cluster ]; then
+	section "4. cluster: the master of a flooded source killed mid-flood, its replica promoted"
+	cluster_failover_test 198.18.2.1 198.18.2.9
+	section "4b. cluster: slots resharded during a flood"
+	cluster_reshard_test 198.18.2.73   # shard 0 (see cluster_reshard_test)
+	section "4c. cluster: a majority of the masters stopped, then continued"
+	cluster_majority_test 198.18.2.3
+else
+	section "4. redis killed and restarted, stopped and continued, per --on-redis-failure policy"
+	policy_test local 198.18.2.1
+	policy_test open 198.18.2.2
+	policy_test closed 198.18.2.3
+fi
 
 # ------------------------------------------------------------------ 5. daemon crash
 section "5. a daemon killed mid-flood, then restarted"
@@ -257,7 +422,9 @@ check "the restarted daemon resumes its counters: the fleet keeps the limit over
 section "6. redis down when the daemon starts (--on-redis-failure closed)"
 fleet_daemon_stop 3
 : >"$XRLT_TMP/daemon3.log"
-"$XRL" --instance "$(fleet_inst 3)" daemon --redis "redis://127.0.0.1:$((FLEET_PORT + 1))" \
+dead_url="redis://127.0.0.1:$((FLEET_PORT + 1))"
+[ "$REDIS" = cluster ] && dead_url="redis-cluster://127.0.0.1:$((FLEET_PORT - 1))"
+"$XRL" --instance "$(fleet_inst 3)" daemon --redis "$dead_url" \
 	--host-id h3 --sync-interval "$INTERVAL" --on-redis-failure closed >"$XRLT_TMP/daemon3.log" 2>&1 &
 FLEET_DAEMON[3]=$!
 xrlt_track $!

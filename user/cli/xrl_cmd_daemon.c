@@ -84,7 +84,7 @@ enum {
 
 static const struct xrl_opt daemon_opt_rows[DO_N] = {
 	[DO_REDIS] = { "redis", 0, "URL", opt_redis, .modes = 1,
-		       .help = "share the --global rules' budgets through Redis at URL" },
+		       .help = "share the --global rules' budgets through Redis at URL (redis://HOST:PORT, or redis-cluster://HOST:PORT,... for a Redis Cluster)" },
 	[DO_PASSWORD_FILE] = { "redis-password-file", 0, "FILE", xrl_opt_str, DO(password_file),
 			       .modes = 1, .help = "the Redis password is the first line of FILE" },
 	[DO_HOST_ID] = { "host-id", 0, "ID", xrl_opt_str, DO(host_id), .modes = 1,
@@ -167,10 +167,12 @@ static int redis_password(struct xrl_ctx *ctx, struct daemon_opts *o, struct xrl
 	const char *env = getenv("XRL_REDIS_PASSWORD");
 	char *p, *at;
 	FILE *f;
-	size_t n;
+	size_t n, scheme = o->redis_url_arg && !strncmp(o->redis_url_arg, "redis-cluster://", 16) ?
+			   16 : 8;
 
-	if (o->redis_url_arg && (at = strchr(o->redis_url_arg + 8, '@')) &&
-	    (p = strchr(o->redis_url_arg + 8, ':')) && p < at)
+	if (o->redis_url_arg && strlen(o->redis_url_arg) > scheme &&
+	    (at = strchr(o->redis_url_arg + scheme, '@')) &&
+	    (p = strchr(o->redis_url_arg + scheme, ':')) && p < at)
 		for (p++; p < at; p++)
 			*p = '*';
 	if (o->password_file && !o->redis_url)

@@ -70,6 +70,14 @@ struct xrl_fleet {
 	bool answering;                  /* this round's floors come from Redis' answers */
 	__u64 last_ok_ns;                /* the last round Redis answered (or the start) */
 	bool share_lost;                 /* local policy: the share's hold ran out, logged */
+	/*
+	 * redis-cluster://: some calls of the last round failed alone (their
+	 * master lost): their sources under the failure policy, the others'
+	 * answered; logged once when it starts and once when it ends.
+	 */
+	bool partial;
+	__u64 partial_since_ns;
+	int unanswered_calls;            /* this round's */
 
 	__u64 last_round_ns;
 	struct xrl_fleet_rule_state rules[XRL_MAX_RULES];

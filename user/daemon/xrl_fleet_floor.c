@@ -162,8 +162,20 @@ static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p,
 	out->share_ns = 0;
 	out->share_ppm = (__u32)(p->share * 1e6);
 	out->live = p->live;
-	if (f->answering) {
+	if (f->answering && !p->unanswered) {
 		floor_answered(rs, p, since, now, out);
+		return;
+	}
+	if (f->answering && f->policy == XRL_POLICY_CLOSED) {
+		/*
+		 * Its master lost while the others answer (a cluster): the rule's
+		 * mode stays the fleet's, so this source alone is closed by a
+		 * floor its burst and two intervals ahead (nothing left to admit
+		 * until then), renewed each round it stays so.
+		 */
+		__u64 shut = now + (__u64)rs->span_ns + 2 * f->interval_ns;
+
+		out->until_ns = old > shut ? old : shut;
 		return;
 	}
 	if (f->policy != XRL_POLICY_LOCAL || f->share_lost) {

@@ -26,6 +26,7 @@ struct xrl_fleet_floor_entry {
 struct xrl_fleet_push {
 	int used;                 /* index into used_keys/used */
 	__u32 rule;               /* its rule id (pushes are sorted by it) */
+	__u32 shard;              /* on a cluster, its key's shard (then by it); 0 otherwise */
 	__u64 delta;              /* admissions since the last report */
 	__u64 since_ns;           /* how far back they can go */
 	__s64 demand;             /* packets seen since the demand was last reported; -1: not now */
@@ -37,6 +38,7 @@ struct xrl_fleet_push {
 	 * in its call, as "+n" (gcra.lua adds without reading first).
 	 */
 	bool ahead;
+	bool unanswered;          /* its call failed alone (a cluster master lost): the failure policy */
 	double debt_us;           /* Redis' answer (NAN: none) */
 	double share;             /* this host's share of the source's demand */
 	__u32 live;               /* hosts that reported demand for it lately */
@@ -78,9 +80,10 @@ struct xrl_fleet_push {
  */
 #define XRL_FLEET_TAT_LIFE_NS (3 * XRL_FLEET_DEMAND_NS)
 /* Scratch argument slots: 5 per source at most, the fixed ones of a gcra call per batch
- * (one partial batch per rule), a hosts call per rule. */
+ * (one partial batch per rule, or per rule and shard on a cluster: at most one per
+ * source), a hosts call per rule. */
 #define XRL_FLEET_ARGV_SLOTS ((size_t)XRL_FLEET_SOURCES * 5 + \
-			      (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_MAX_RULES) * XRL_GCRA_FIXED + \
+			      (XRL_FLEET_SOURCES / XRL_FLEET_BATCH + XRL_FLEET_SOURCES) * XRL_GCRA_FIXED + \
 			      XRL_MAX_RULES * XRL_HOSTS_ARGC)
 
 /* xrl_fleet_share.c */

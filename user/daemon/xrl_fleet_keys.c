@@ -35,6 +35,41 @@ void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k,
 		snprintf(buf, len, "xrl:{%s:%s}", rule_name, addr);
 }
 
+static void source_text(const struct xrl_bucket_key *k, __u8 per_len, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN];
+	int full = k->family == 4 ? 32 : 128;
+
+	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr));
+	if (per_len < full)
+		snprintf(buf, len, "%s/%u", addr, per_len);
+	else
+		snprintf(buf, len, "%s", addr);
+}
+
+void xrl_fleet_source_key_tagged(const char *tag, const char *rule_name,
+				 const struct xrl_bucket_key *k, __u8 per_len, char *buf, size_t len)
+{
+	char src[INET6_ADDRSTRLEN + 8];
+
+	source_text(k, per_len, src, sizeof(src));
+	snprintf(buf, len, "xrl:{%s}:%s:%s", tag, rule_name, src);
+}
+
+/* FNV-1a of the address bytes: a source's shard does not depend on its rule. */
+unsigned xrl_fleet_source_shard(const struct xrl_bucket_key *k, unsigned nshards)
+{
+	const unsigned char *p = (const unsigned char *)k->addr;
+	size_t i, n = k->family == 4 ? 4 : 16;
+	__u32 h = 2166136261u;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return nshards ? h % nshards : 0;
+}
+
 void xrl_fleet_hosts_key(const char *rule_name, char *buf, size_t len)
 {
 	snprintf(buf, len, "xrl:{%s}:hosts", rule_name);

@@ -16,6 +16,16 @@ void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17]);
 /* xrl:{RULE:SOURCE}, the TAT (or the base of a window's or a log's keys) of one source. */
 void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
 			  char *buf, size_t len);
+/*
+ * On a Redis Cluster: xrl:{TAG}:RULE:SOURCE, TAG the source's shard's
+ * hash tag (xrl_cluster_shard_tag), so that a call takes a batch of one
+ * rule's sources of one shard, all in one slot, and the shards spread
+ * over the masters.
+ */
+void xrl_fleet_source_key_tagged(const char *tag, const char *rule_name,
+				 const struct xrl_bucket_key *k, __u8 per_len, char *buf, size_t len);
+/* The source's shard, < nshards: a hash of its address (the same on every host). */
+unsigned xrl_fleet_source_shard(const struct xrl_bucket_key *k, unsigned nshards);
 /* xrl:{RULE}:hosts, the hosts running the rule and their use. */
 void xrl_fleet_hosts_key(const char *rule_name, char *buf, size_t len);
 /* xrl:{HOST_ID}:sentinel, the key whose loss tells evictions where INFO is refused. */

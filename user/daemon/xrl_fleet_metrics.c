@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What the fleet's metrics show: rounds, Redis errors, shares, hosts (all under f->lock). */
+#include <stdio.h>
+#include <string.h>
+
 #include "xrl_fleet_int.h"
 #include "xrl_metrics.h"
 
@@ -87,6 +90,56 @@ static void rule_families(FILE *out, const struct xrl_fleet *f)
 		}
 }
 
+/* One family of the cluster's nodes, a sample per node: what(node) as text. */
+static void node_family(FILE *out, const struct xrl_fleet *f, const char *name, const char *type,
+			const char *help, int what)
+{
+	const struct xrl_redis *r = &f->redis;
+	int n;
+
+	xrl_metrics_family(out, name, type, help);
+	for (n = 0; n < r->map->nnodes; n++) {
+		const struct xrl_redis_node *nd = &r->node[n];
+		char node[300], v[64];
+
+		snprintf(node, sizeof(node), strchr(r->map->node[n].host, ':') ? "[%s]:%d" : "%s:%d",
+			 r->map->node[n].host, r->map->node[n].port);
+		switch (what) {
+		case 0: snprintf(v, sizeof(v), "%d", nd->c != NULL && r->map->master[n]); break;
+		case 1: snprintf(v, sizeof(v), "%lu", nd->errors); break;
+		case 2: snprintf(v, sizeof(v), "%lu", nd->commands); break;
+		case 3: snprintf(v, sizeof(v), "%lu", nd->keys); break;
+		default: snprintf(v, sizeof(v), "%.6f", nd->wait_s); break;
+		}
+		sample(out, name, f->instance, "node", node, v);
+	}
+}
+
+/*
+ * A cluster's nodes (redis-cluster://): whether each is a master in use,
+ * its errors, commands, keys sent and the time spent waiting for it. The
+ * figures are the round thread's, read without its lock: a scrape may see
+ * one round's figures half updated.
+ */
+static void node_families(FILE *out, const struct xrl_fleet *f)
+{
+	if (!f->redis.node)
+		return;
+	node_family(out, f, "xrl_redis_node_up", "gauge",
+		    "Whether the cluster node is a master this daemon is connected to (1) or not (0).", 0);
+	node_family(out, f, "xrl_redis_node_errors_total", "counter",
+		    "Failed connections, lost replies and error replies of the cluster node.", 1);
+	node_family(out, f, "xrl_redis_node_commands_total", "counter",
+		    "Commands sent to the cluster node.", 2);
+	node_family(out, f, "xrl_redis_node_keys_total", "counter",
+		    "Keys of the script calls sent to the cluster node (sources and their demand keys).", 3);
+	node_family(out, f, "xrl_redis_node_wait_seconds_total", "counter",
+		    "Time the daemon spent waiting for the cluster node's replies (its call latency, summed).", 4);
+	xrl_metrics_instance_family(out, "xrl_redis_redirects_total", "counter",
+				    "MOVED and ASK replies followed (slots moving between masters).",
+				    f->instance, f->redis.moved + f->redis.asked);
+}
+
 void xrl_fleet_metrics(FILE *out, void *arg)
 {
 	struct xrl_fleet *f = arg;
@@ -112,6 +165,7 @@ void xrl_fleet_metrics(FILE *out, void *arg)
 	xrl_metrics_instance_family(out, "xrl_redis_evicted_keys_total", "counter",
 				    "Keys Redis evicted while this daemon watched (INFO evicted_keys, or its sentinel key lost).",
 				    inst, f->evicted_keys);
+	node_families(out, f);
 	rule_families(out, f);
 	xrl_metrics_instance_family(out, "xrl_fleet_sources", "gauge",
 				    "Global (rule, source) pairs this host tracks.", inst,

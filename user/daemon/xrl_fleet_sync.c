@@ -13,6 +13,47 @@
 #include "xrl_fleet_int.h"
 #include "xrl_log.h"
 
+/* A cluster's masters in use: logged when first known and once per change (failover, resharding). */
+static void log_masters(struct xrl_fleet *f)
+{
+	static char last[1024];
+	char now[1024];
+
+	xrl_redis_nodes_text(&f->redis, now, sizeof(now));
+	if (!now[0] || !strcmp(now, last))
+		return;
+	xrl_log(XRL_LOG_INFO, "redis cluster masters %s: %s", last[0] ? "changed" : "in use", now);
+	memcpy(last, now, sizeof(last));
+}
+
+/*
+ * On a cluster, calls that failed alone: logged once when it starts (which
+ * master, what the policy does to its sources) and once when every shard
+ * answers again.
+ */
+static void log_partial(struct xrl_fleet *f, int np, __u64 now)
+{
+	static const char *const what[] = {
+		"each host keeps its last known share of them",
+		"they are limited at their local rate only",
+		"global rules drop everything they match from them",
+	};
+	int i, n = 0;
+
+	for (i = 0; i < np; i++)
+		n += f->pushes[i].unanswered;
+	if (f->unanswered_calls && !f->partial) {
+		xrl_log(XRL_LOG_WARN, "redis %s: %d sources' shards unanswered; --on-redis-failure %s: %s until their master answers; the other shards keep their exact shares",
+			f->redis.lost_why, n, xrl_fleet_policy_name[f->policy], what[f->policy]);
+		f->partial = true;
+		f->partial_since_ns = now;
+	} else if (!f->unanswered_calls && f->partial) {
+		xrl_log(XRL_LOG_INFO, "redis cluster: every shard answers again after %.1f s",
+			(now - f->partial_since_ns) / 1e9);
+		f->partial = false;
+	}
+}
+
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 {
 	static const char *const what[] = {
@@ -42,6 +83,8 @@ static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 	if (!up)
 		snprintf(f->last_error, sizeof(f->last_error), "%s", why);
 	f->redis_up = up;
+	if (up)
+		log_masters(f);
 }
 
 /* A failed connection or round: logged once per change; the next try after the backoff. */
@@ -78,6 +121,19 @@ struct round_text {
 	__u64 since_ns;
 };
 
+/* A push's key: xrl:{RULE:SOURCE}, or on a cluster xrl:{SHARD}:RULE:SOURCE. */
+static void source_key(const struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs,
+		       const struct xrl_fleet_push *p, char *key)
+{
+	if (f->redis.url.cluster)
+		xrl_fleet_source_key_tagged(xrl_cluster_shard_tag(p->shard), rs->name,
+					    &f->used_keys[p->used], rs->per_len, key,
+					    sizeof(f->keytext[0]) - 2);
+	else
+		xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
+				     sizeof(f->keytext[0]) - 2);
+}
+
 /* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
 static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i,
 			const struct round_text *rt)
@@ -87,8 +143,7 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
 	size_t len;
 
-	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
-			     sizeof(f->keytext[0]) - 2);
+	source_key(f, rs, p, key);
 	/*
 	 * "n", or "n@since" for a source younger than the round; "+" first
 	 * when the fleet's TAT is probably still ahead (p->ahead: the floor
@@ -123,8 +178,7 @@ static void window_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state
 	struct xrl_gcra_source *s = &f->sources[i];
 	char *key = f->keytext[2 * i];
 
-	xrl_fleet_source_key(rs->name, &f->used_keys[p->used], rs->per_len, key,
-			     sizeof(f->keytext[0]) - 2);
+	source_key(f, rs, p, key);
 	snprintf(f->argtext[i][0], 32, "%llu", (unsigned long long)p->delta);
 	s->key = key;
 	s->n = f->argtext[i][0];
@@ -144,7 +198,7 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 	int i, n;
 
 	for (i = 0; i < np; i += n) {
-		__u32 rule = f->pushes[i].rule;
+		__u32 rule = f->pushes[i].rule, shard = f->pushes[i].shard;
 		const struct xrl_fleet_rule_state *rs = &f->rules[rule];
 		struct xrl_redis_call *c = &f->calls[s->nc];
 		const char *fixed[XRL_GCRA_FIXED] = {
@@ -166,8 +220,8 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 				[XRL_SLOG_CAP] = XRL_FLEET_LOG_CAP,
 			};
 
-			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
-			     n++) {
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule &&
+			     f->pushes[i + n].shard == shard; n++) {
 				window_source(f, rs, i + n);
 				keys[n] = f->sources[i + n].key;
 				counts[n] = f->sources[i + n].n;
@@ -177,8 +231,8 @@ static int send_gcra(struct xrl_fleet *f, int np, const struct round_text *rt,
 			else
 				xrl_window_build(c, &f->argpool[s->pool], rs->win_us, keys, counts, n);
 		} else {
-			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule;
-			     n++)
+			for (n = 0; n < XRL_FLEET_BATCH && i + n < np && f->pushes[i + n].rule == rule &&
+			     f->pushes[i + n].shard == shard; n++)
 				gcra_source(f, rs, i + n, rt);
 			xrl_gcra_build(c, &f->argpool[s->pool], fixed, &f->sources[i], n,
 				       f->argtext[i][3]);
@@ -305,6 +359,18 @@ static void take_hosts(struct xrl_fleet *f, int call, const redisReply *rep)
 	pthread_mutex_unlock(&f->lock);
 }
 
+/* Call i failed alone: its pushes take the failure policy (a hosts call: the rule keeps its share). */
+static void mark_unanswered(struct xrl_fleet *f, int call)
+{
+	int j, first = f->call_entry[call];
+
+	if (first < 0)
+		return;
+	for (j = 0; j < f->call_sources[call]; j++)
+		f->pushes[first + j].unanswered = true;
+	f->unanswered_calls++;
+}
+
 /*
  * A key of a call that Redis refused with WRONGTYPE: something else wrote
  * a key of another type where xrl keeps one of its own. Keys under "xrl:{"
@@ -384,6 +450,14 @@ static int retry_wrongtype(struct xrl_fleet *f, const int *wrong, int n, __u64 t
 		c->reply = NULL;
 		if (xrl_redis_run(&f->redis, c, 1, err, errlen))
 			return -1;
+		if (!c->reply) {
+			mark_unanswered(f, wrong[i]);
+			if (f->call_entry[wrong[i]] >= 0)
+				xrl_fleet_put_floors(f, f->call_entry[wrong[i]],
+						     f->call_entry[wrong[i]] + f->call_sources[wrong[i]],
+						     t0, xrl_mono_ns());
+			continue;
+		}
 		if (c->reply->type == REDIS_REPLY_ERROR) {
 			snprintf(err, errlen, "script call refused: %s", c->reply->str);
 			return -1;
@@ -409,7 +483,7 @@ static int retry_wrongtype(struct xrl_fleet *f, const int *wrong, int n, __u64 t
 static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floor_err,
 			char *err, size_t errlen)
 {
-	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0;
+	int floors_done = 0, i, e, wrong[XRL_FLEET_RECV_CHUNK * 4], nwrong = 0, failed = 0;
 	bool more = false;
 
 	for (i = 0; i < nc; i++) {
@@ -426,6 +500,20 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 				return -1;
 		}
 		rep = f->calls[i].reply;
+		if (!rep || (rep->type == REDIS_REPLY_ERROR &&
+			     (!strncmp(rep->str, "TRYAGAIN", 8) || !strncmp(rep->str, "CLUSTERDOWN", 11)))) {
+			/*
+			 * Failed alone (a cluster master lost), refused while the
+			 * cluster has a shard without a master (CLUSTERDOWN), or its
+			 * slot half migrated with its keys split (TRYAGAIN): its
+			 * sources under the policy this round, the others answered.
+			 */
+			if (rep)
+				snprintf(f->redis.lost_why, sizeof(f->redis.lost_why), "%s", rep->str);
+			mark_unanswered(f, i);
+			failed++;
+			continue;
+		}
 		if (rep->type == REDIS_REPLY_ERROR && !strncmp(rep->str, "WRONGTYPE", 9)) {
 			/* a key of another type: repaired after the others, as many as fit a round */
 			if (nwrong < (int)(sizeof(wrong) / sizeof(wrong[0])))
@@ -449,6 +537,12 @@ static int read_replies(struct xrl_fleet *f, int nc, int np, __u64 t0, int *floo
 		else
 			take_hosts(f, i, rep);
 	}
+	if (nc && failed == nc) {
+		/* no call answered: the cluster failed as a whole, as one Redis does */
+		snprintf(err, errlen, "%s", f->redis.lost_why[0] ? f->redis.lost_why :
+			 "no master of the cluster answers");
+		return -1;
+	}
 	if ((e = xrl_fleet_put_floors(f, floors_done, np, t0, xrl_mono_ns())))
 		*floor_err = e;
 	if (nwrong && retry_wrongtype(f, wrong, nwrong, t0, floor_err, err, errlen))
@@ -467,6 +561,9 @@ static int pushes_by_rule(const void *a, const void *b)
 
 	if (x->rule != y->rule)
 		return x->rule < y->rule ? -1 : 1;
+	/* on a cluster a call takes one shard's sources (its keys share a slot) */
+	if (x->shard != y->shard)
+		return x->shard < y->shard ? -1 : 1;
 	/* within a rule those expected ahead first: gcra.lua takes them so */
 	if (x->ahead != y->ahead)
 		return x->ahead ? -1 : 1;
@@ -499,6 +596,12 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	char err[256];
 
 	round_text(f, since_ns, &rt);
+	for (int i = 0; i < np; i++) {
+		f->pushes[i].shard = f->redis.url.cluster ?
+			xrl_fleet_source_shard(&f->used_keys[f->pushes[i].used], XRL_CLUSTER_SHARDS) : 0;
+		f->pushes[i].unanswered = false;
+	}
+	f->unanswered_calls = 0;
 	qsort(f->pushes, np, sizeof(*f->pushes), pushes_by_rule);
 	if (send_gcra(f, np, &rt, &s, err, sizeof(err)))
 		goto failed;
@@ -510,6 +613,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 	f->answering = false;
 	f->last_ok_ns = xrl_mono_ns();
 	set_up(f, true, NULL, f->last_ok_ns);
+	log_partial(f, np, f->last_ok_ns);
 	xrl_fleet_check_evictions(f, f->last_ok_ns);
 	return true;
 failed:
