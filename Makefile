@@ -10,8 +10,9 @@ CFLAGS    ?= -O2 -g
 # upper layers' -I away from the lower layers' objects, so an include across layers fails)
 INC_LIB    := -Ibpf -Iuser/lib -I$(BUILD)
 INC_DAEMON := -Iuser/daemon
+INC_HTTP   := -Iuser/http
 INC_CLI    := -Iuser/cli
-CFLAGS    += -Wall -Wextra $(INC_LIB) $(INC_DAEMON) $(INC_CLI)
+CFLAGS    += -Wall -Wextra $(INC_LIB) $(INC_DAEMON) $(INC_HTTP) $(INC_CLI)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Wextra -I$(ARCH_INC) -Ibpf
 LIBS_BPF  := -lbpf -lelf -lz
 # what the controller library (libxrl.a) links against
@@ -40,6 +41,12 @@ DAEMON_OBJS := $(patsubst user/daemon/%.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
 LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
+# The request layer (user/http/: `xrl http`, the 429 decision service for nginx and other
+# gateways: rules file, keys and trusted proxies, decision, headers, main), $(BUILD)/libxrl_http.a
+# over the daemon side (its HTTP server, log) and the library; the CLI's `xrl http` calls it.
+HTTP_SRCS := $(wildcard user/http/*.c)
+HTTP_OBJS := $(patsubst user/http/%.c,$(BUILD)/%.o,$(HTTP_SRCS))
+LIBXRL_HTTP := $(BUILD)/libxrl_http.a
 # The command line (user/cli/: main and the command table, one file per command family
 # (the `xrl daemon` command's among them), the error and JSON reporter, the live views). A
 # new .c in user/cli/ is in xrl without more.
@@ -78,8 +85,10 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # objects are $(BUILD)/NAME.o whatever the folder; the library's see only user/lib/, the
 # daemon side's user/lib/ and user/daemon/
 $(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
-	$(CC) $(filter-out $(INC_DAEMON) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out $(INC_DAEMON) $(INC_HTTP) $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(filter-out $(INC_HTTP) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+$(BUILD)/%.o: user/http/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -90,6 +99,8 @@ $(BUILD)/xrl_scripts_lua.o: user/daemon/xrl_scripts_lua.S $(wildcard user/daemon
 $(LIBXRL): $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIBXRL_DAEMON): $(DAEMON_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+$(LIBXRL_HTTP): $(HTTP_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 # xrl --version: git describe, or the VERSION file outside git; libxdp has no
@@ -105,7 +116,7 @@ $(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_PKG_VERSION='"$
 $(BUILD)/xrl.o: $(BUILD)/version.stamp
 FORCE:
 
-$(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
+$(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_DAEMON)
 
 # tests

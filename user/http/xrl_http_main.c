@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xrl http (xrl_http.h): options, the rule set's life (load, SIGHUP
+ * reload kept atomic: a bad file changes nothing), the hardened HTTP server
+ * (user/daemon/xrl_httpd.c) and its handler: GET /auth (204 pass, 403
+ * refuse: what nginx auth_request accepts) and GET /check (200, or 429
+ * with an RFC 9457 problem body), both with the RateLimit fields.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "xrl_http.h"
+#include "xrl_http_client.h"
+#include "xrl_http_decide.h"
+#include "xrl_http_headers.h"
+#include "xrl_http_rules.h"
+#include "xrl_httpd.h"
+#include "xrl_log.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9480"
+
+struct service {
+	struct xrl_http_proxies proxies;
+	pthread_rwlock_t lock;          /* readers: decisions; writer: a reload's swap */
+	struct xrl_http_state *state;
+	__u32 max_keys;
+	unsigned long decisions[2];     /* refused, passed */
+};
+
+static struct service svc;
+
+static __u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+/*
+ * State for rules: a rule unchanged since the old set (same name, same
+ * words) keeps its keys' state; the others start afresh.
+ */
+static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
+					struct xrl_http_state *old)
+{
+	struct xrl_http_state *s = xrl_http_state_new(rules, svc.max_keys);
+	int i, j;
+
+	if (!s || !old)
+		return s;
+	for (i = 0; i < s->rules.n; i++)
+		for (j = 0; j < old->rules.n; j++)
+			if (!memcmp(&s->rules.rule[i], &old->rules.rule[j], sizeof(s->rules.rule[i]))) {
+				struct xrl_http_table t = s->tab[i];
+
+				s->tab[i] = old->tab[j];
+				old->tab[j] = t;
+				break;
+			}
+	/* the old keys' hashes are only valid under the old seed */
+	memcpy(s->seed, old->seed, sizeof(s->seed));
+	return s;
+}
+
+static int load_rules(const char *file, int reload)
+{
+	static struct xrl_http_rules rules;
+	struct xrl_http_state *s, *old;
+	char err[512];
+
+	if (xrl_http_rules_read(file, &rules, err, sizeof(err))) {
+		xrl_log(XRL_LOG_ERR, "%s%s", err, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	pthread_rwlock_wrlock(&svc.lock);
+	old = svc.state;
+	s = state_for(&rules, old);
+	if (!s) {
+		pthread_rwlock_unlock(&svc.lock);
+		xrl_log(XRL_LOG_ERR, "%s: out of memory for the keys' tables (--max-keys %u)%s",
+			file, svc.max_keys, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	svc.state = s;
+	pthread_rwlock_unlock(&svc.lock);
+	xrl_http_state_free(old);
+	xrl_log(XRL_LOG_INFO, "%s %d rule%s from %s", reload ? "reloaded" : "loaded", rules.n,
+		rules.n == 1 ? "" : "s", file);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static const char *header_of(void *arg, const char *name)
+{
+	return MHD_lookup_connection_value(arg, MHD_HEADER_KIND, name);
+}
+
+struct joined {
+	char buf[4096];
+	size_t len;
+	int over;
+};
+
+/* every X-Forwarded-For field of the request, joined by commas as RFC 9110 allows */
+static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct joined *j = cls;
+	size_t n = strlen(value);
+
+	(void)kind;
+	if (strcasecmp(key, "X-Forwarded-For"))
+		return MHD_YES;
+	if (j->len + n + 2 > sizeof(j->buf)) {
+		j->over = 1;
+		return MHD_NO;
+	}
+	if (j->len)
+		j->buf[j->len++] = ',';
+	memcpy(j->buf + j->len, value, n);
+	j->len += n;
+	j->buf[j->len] = 0;
+	return MHD_YES;
+}
+
+static int peer_of(struct MHD_Connection *c, struct xrl_http_addr *a)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	memset(a, 0, sizeof(*a));
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(a->a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		a->a[10] = a->a[11] = 0xff;
+		a->v4 = 1;
+		return 0;
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+		memcpy(a->a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		a->v4 = !memcmp(a->a, mapped, 12);
+		return 0;
+	}
+	return -1;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
+			      const char *body, const struct xrl_http_rule *r,
+			      const struct xrl_http_figures *f)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+	char v[256];
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r) {
+		xrl_http_policy_field(r->name, f, v, sizeof(v));
+		MHD_add_response_header(resp, "RateLimit-Policy", v);
+		xrl_http_ratelimit_field(r->name, f, v, sizeof(v));
+		MHD_add_response_header(resp, "RateLimit", v);
+		if (!f->pass) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)f->retry_s);
+			MHD_add_response_header(resp, "Retry-After", v);
+		}
+	}
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const char *msg)
+{
+	return answer(c, status, "text/plain; charset=utf-8", msg, NULL, NULL);
+}
+
+static enum MHD_Result decide(struct MHD_Connection *c, int auth)
+{
+	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
+	const char *uri = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-URI");
+	const char *method = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-Method");
+	const char *real = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
+	struct xrl_http_figures f, per[XRL_HTTP_MAX_RULES];
+	struct xrl_http_addr peer, client;
+	struct xrl_http_rule rule;
+	struct joined xff = { .len = 0 };
+	char addr[INET6_ADDRSTRLEN], body[512];
+	struct xrl_http_request req;
+	int n, pass, have_rule;
+
+	if (!uri || uri[0] != '/')
+		return text(c, 400, "xrl http: X-Original-URI is missing or not a path: the proxy "
+			    "must send the request's URI (nginx: proxy_set_header X-Original-URI "
+			    "$request_uri)\n");
+	if (peer_of(c, &peer))
+		return text(c, 500, "xrl http: the connection has no address\n");
+	MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &xff);
+	if (xff.over)
+		return text(c, 400, "xrl http: X-Forwarded-For longer than 4 KiB\n");
+	if (xrl_http_client(&svc.proxies, &peer, xff.len ? xff.buf : NULL, real, &client))
+		return text(c, 400, "xrl http: a trusted proxy sent an X-Forwarded-For or X-Real-IP "
+			    "that is not a list of addresses\n");
+	xrl_http_addr_format(&client, addr, sizeof(addr));
+	req.method = method && *method ? method : "GET";
+	req.uri = uri;
+	req.client = addr;
+	req.client_addr = &client;
+	req.header = header_of;
+	req.header_arg = c;
+
+	pthread_rwlock_rdlock(&svc.lock);
+	{
+		__u64 mono = clock_ns(CLOCK_MONOTONIC), real_ns = clock_ns(CLOCK_REALTIME);
+
+		pass = xrl_http_decide(svc.state, &req, mono, real_ns - mono, &f, per, &n);
+	}
+	have_rule = f.rule >= 0;
+	if (have_rule)
+		rule = svc.state->rules.rule[f.rule];
+	pthread_rwlock_unlock(&svc.lock);
+	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
+	if (!have_rule)
+		f = none;
+	if (pass && f.delay_ns) {
+		/* leaky bucket: the answer waits for the request's slot */
+		struct timespec ts = { (time_t)(f.delay_ns / 1000000000ull),
+				       (long)(f.delay_ns % 1000000000ull) };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	if (auth)
+		return answer(c, pass ? 204 : 403, "text/plain; charset=utf-8", "",
+			      have_rule ? &rule : NULL, &f);
+	if (pass)
+		return answer(c, 200, "text/plain; charset=utf-8", "", have_rule ? &rule : NULL, &f);
+	xrl_http_problem_body(rule.name, &f, body, sizeof(body));
+	return answer(c, 429, "application/problem+json", body, &rule, &f);
+}
+
+static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
+{
+	(void)arg;
+	(void)upload_data;
+	(void)con_cls;
+	if (*upload_data_size)
+		return text(c, 413, "xrl http: requests carry no body\n");
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return xrl_httpd_reply_405(c, "GET, HEAD", "xrl http: GET /auth or GET /check\n");
+	if (!strcmp(url, "/auth"))
+		return decide(c, 1);
+	if (!strcmp(url, "/check"))
+		return decide(c, 0);
+	if (!strcmp(url, "/healthz"))
+		return text(c, 200, "ok\n");
+	return text(c, 404, "xrl http: GET /auth (nginx auth_request) or GET /check\n");
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void usage(FILE *f)
+{
+	fputs("usage: xrl http [--listen ADDR:PORT] --rules FILE [--trusted-proxy CIDR]...\n"
+	      "                [--max-keys N] [--log-format text|json]\n"
+	      "  --listen ADDR:PORT  where to answer (default " DEFAULT_LISTEN ": loopback)\n"
+	      "  --rules FILE        the request rules, one per line (SIGHUP reloads it)\n"
+	      "  --trusted-proxy CIDR  peers whose X-Forwarded-For and X-Real-IP are believed\n"
+	      "  --max-keys N        keys kept per rule (least recently seen evicted; default 65536)\n"
+	      "  --log-format F      text (default) or json, on stderr\n"
+	      "See xrl(8), XRL HTTP.\n", f);
+}
+
+/* "ADDR:PORT" or "[ADDR]:PORT" */
+static int parse_listen(const char *s, char *addr, size_t len, unsigned short *port)
+{
+	const char *colon = strrchr(s, ':'), *a = s;
+	size_t alen;
+	char *end;
+	long p;
+
+	if (!colon || colon == s)
+		return -1;
+	alen = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (colon[-1] != ']')
+			return -1;
+		a = s + 1;
+		alen -= 2;
+	}
+	if (alen >= len)
+		return -1;
+	memcpy(addr, a, alen);
+	addr[alen] = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || p < 0 || p > 65535)
+		return -1;
+	*port = (unsigned short)p;
+	return 0;
+}
+
+int xrl_http_main(const char *instance, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "trusted-proxy", required_argument, NULL, 't' },
+		{ "max-keys", required_argument, NULL, 'k' },
+		{ "log-format", required_argument, NULL, 'f' },
+		{ "redis", required_argument, NULL, 'R' },
+		{ "on-redis-failure", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *listen = DEFAULT_LISTEN, *rules = NULL, *log_format = "text";
+	char addr[INET6_ADDRSTRLEN + 2], err[512];
+	struct xrl_httpd *h;
+	unsigned short port;
+	sigset_t sigs;
+	int o, sig;
+
+	svc.max_keys = XRL_HTTP_KEYS_DEFAULT;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (o) {
+		case 'l':
+			listen = optarg;
+			break;
+		case 'r':
+			rules = optarg;
+			break;
+		case 't':
+			if (xrl_http_proxy_add(&svc.proxies, optarg, err, sizeof(err))) {
+				fprintf(stderr, "xrl http: %s\n", err);
+				return 2;
+			}
+			break;
+		case 'k': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v < XRL_HTTP_WAYS || v > (1ul << 26)) {
+				fprintf(stderr, "xrl http: --max-keys '%s': a count of %d to %lu\n",
+					optarg, XRL_HTTP_WAYS, 1ul << 26);
+				return 2;
+			}
+			svc.max_keys = (__u32)v;
+			break;
+		}
+		case 'f':
+			log_format = optarg;
+			break;
+		case 'R':
+		case 'F':
+			fprintf(stderr, "xrl http: --redis and --on-redis-failure (--global rules) are "
+				"not supported by this build yet\n");
+			return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "xrl http: unknown option or missing value '%s'\n",
+				argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || !rules) {
+		fprintf(stderr, optind < argc ? "xrl http: unexpected word '%s'\n" :
+			"xrl http: --rules FILE is required%s\n", optind < argc ? argv[optind] : "");
+		usage(stderr);
+		return 2;
+	}
+	if (xrl_log_init(log_format, instance ? instance : "default")) {
+		fprintf(stderr, "xrl http: --log-format '%s': text or json\n", log_format);
+		return 2;
+	}
+	if (parse_listen(listen, addr, sizeof(addr), &port)) {
+		fprintf(stderr, "xrl http: --listen '%s': ADDR:PORT or [ADDR6]:PORT\n", listen);
+		return 2;
+	}
+	pthread_rwlock_init(&svc.lock, NULL);
+	if (load_rules(rules, 0))
+		return 1;
+	/* the server's threads inherit the mask: the signals come to sigwait below */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	h = xrl_httpd_start(addr, port, handle, NULL, err, sizeof(err));
+	if (!h) {
+		xrl_log(XRL_LOG_ERR, "--listen %s", err);
+		return 1;
+	}
+	xrl_log(XRL_LOG_INFO, "answering on %s (GET /auth, GET /check)", listen);
+	for (;;) {
+		if (sigwait(&sigs, &sig))
+			continue;
+		if (sig == SIGHUP) {
+			load_rules(rules, 1);
+			continue;
+		}
+		break;
+	}
+	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	xrl_httpd_stop(h);
+	xrl_http_state_free(svc.state);
+	return 0;
+}
