@@ -17,7 +17,11 @@ PKGS="clang llvm gcc make pkg-config libbpf-dev libxdp-dev xdp-tools bpftool lib
 libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohttpd-dev netsniff-ng
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
 git gzip mawk coreutils libc-bin mount sed grep diffutils
-strace dpkg binutils python3 systemd dpkg-dev"
+strace dpkg binutils python3 systemd dpkg-dev
+nginx-light wrk hey"
+# nginx-light: xrl http's tests and bench run a real nginx (auth_request is built in; the
+# tests start their own on loopback ports, never the system one); wrk, hey: the HTTP load
+# of those tests and of bench/bench_http.sh
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;
