@@ -87,8 +87,7 @@ section "X-Forwarded-For: believed only from trusted proxies, rightmost untruste
 cat >"$XRLT_TMP/xff.rules" <<'EOF'
 one --key ip --rate 1/m --burst 1
 EOF
-http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1 --trusted-proxy 10.0.0.0/8 \
-	--trusted-proxy fd00::/8
+http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1,10.0.0.0/8,fd00::/8
 xu=http://127.0.0.1:$HTTP_PORT_xff/check
 code_from() { # SOURCE_ADDR XFF
 	curl -s -m 5 -o /dev/null -w '%{http_code}' --interface "$1" -H 'X-Original-URI: /' \

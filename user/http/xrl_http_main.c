@@ -8,7 +8,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,8 +24,6 @@
 #include "xrl_http_rules.h"
 #include "xrl_httpd.h"
 #include "xrl_log.h"
-
-#define DEFAULT_LISTEN "127.0.0.1:9480"
 
 struct service {
 	struct xrl_http_proxies proxies;
@@ -277,18 +274,6 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 
 /* ---------------------------------------------------------------- main */
 
-static void usage(FILE *f)
-{
-	fputs("usage: xrl http [--listen ADDR:PORT] --rules FILE [--trusted-proxy CIDR]...\n"
-	      "                [--max-keys N] [--log-format text|json]\n"
-	      "  --listen ADDR:PORT  where to answer (default " DEFAULT_LISTEN ": loopback)\n"
-	      "  --rules FILE        the request rules, one per line (SIGHUP reloads it)\n"
-	      "  --trusted-proxy CIDR  peers whose X-Forwarded-For and X-Real-IP are believed\n"
-	      "  --max-keys N        keys kept per rule (least recently seen evicted; default 65536)\n"
-	      "  --log-format F      text (default) or json, on stderr\n"
-	      "See xrl(8), XRL HTTP.\n", f);
-}
-
 /* "ADDR:PORT" or "[ADDR]:PORT" */
 static int parse_listen(const char *s, char *addr, size_t len, unsigned short *port)
 {
@@ -317,89 +302,39 @@ static int parse_listen(const char *s, char *addr, size_t len, unsigned short *p
 	return 0;
 }
 
-int xrl_http_main(const char *instance, int argc, char **argv)
+int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "rules", required_argument, NULL, 'r' },
-		{ "trusted-proxy", required_argument, NULL, 't' },
-		{ "max-keys", required_argument, NULL, 'k' },
-		{ "log-format", required_argument, NULL, 'f' },
-		{ "redis", required_argument, NULL, 'R' },
-		{ "on-redis-failure", required_argument, NULL, 'F' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *listen = DEFAULT_LISTEN, *rules = NULL, *log_format = "text";
-	char addr[INET6_ADDRSTRLEN + 2], err[512];
+	const char *listen = o->listen ? o->listen : XRL_HTTP_DEFAULT_LISTEN;
+	char addr[INET6_ADDRSTRLEN + 2], why[512];
 	struct xrl_httpd *h;
 	unsigned short port;
 	sigset_t sigs;
-	int o, sig;
+	int sig;
 
-	svc.max_keys = XRL_HTTP_KEYS_DEFAULT;
-	optind = 1;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (o) {
-		case 'l':
-			listen = optarg;
-			break;
-		case 'r':
-			rules = optarg;
-			break;
-		case 't':
-			if (xrl_http_proxy_add(&svc.proxies, optarg, err, sizeof(err))) {
-				fprintf(stderr, "xrl http: %s\n", err);
-				return 2;
-			}
-			break;
-		case 'k': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (!*optarg || *end || v < XRL_HTTP_WAYS || v > (1ul << 26)) {
-				fprintf(stderr, "xrl http: --max-keys '%s': a count of %d to %lu\n",
-					optarg, XRL_HTTP_WAYS, 1ul << 26);
-				return 2;
-			}
-			svc.max_keys = (__u32)v;
-			break;
-		}
-		case 'f':
-			log_format = optarg;
-			break;
-		case 'R':
-		case 'F':
-			fprintf(stderr, "xrl http: --redis and --on-redis-failure (--global rules) are "
-				"not supported by this build yet\n");
-			return 2;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "xrl http: unknown option or missing value '%s'\n",
-				argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc || !rules) {
-		fprintf(stderr, optind < argc ? "xrl http: unexpected word '%s'\n" :
-			"xrl http: --rules FILE is required%s\n", optind < argc ? argv[optind] : "");
-		usage(stderr);
+	svc.max_keys = o->max_keys ? (__u32)o->max_keys : XRL_HTTP_KEYS_DEFAULT;
+	if (!o->rules) {
+		snprintf(err, errlen, "--rules FILE is required: the request rules, one a line");
 		return 2;
 	}
-	if (xrl_log_init(log_format, instance ? instance : "default")) {
-		fprintf(stderr, "xrl http: --log-format '%s': text or json\n", log_format);
-		return 2;
+	if (o->trusted) {
+		char list[1024], *save = NULL, *c;
+
+		snprintf(list, sizeof(list), "%s", o->trusted);
+		for (c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
+			if (xrl_http_proxy_add(&svc.proxies, c, err, errlen))
+				return 2;
 	}
 	if (parse_listen(listen, addr, sizeof(addr), &port)) {
-		fprintf(stderr, "xrl http: --listen '%s': ADDR:PORT or [ADDR6]:PORT\n", listen);
+		snprintf(err, errlen, "--listen '%s': ADDR:PORT or [ADDR6]:PORT", listen);
+		return 2;
+	}
+	if (xrl_log_init(o->log_format ? o->log_format : "text",
+			 o->instance ? o->instance : "default")) {
+		snprintf(err, errlen, "--log-format: text or json");
 		return 2;
 	}
 	pthread_rwlock_init(&svc.lock, NULL);
-	if (load_rules(rules, 0))
+	if (load_rules(o->rules, 0))
 		return 1;
 	/* the server's threads inherit the mask: the signals come to sigwait below */
 	sigemptyset(&sigs);
@@ -408,9 +343,9 @@ int xrl_http_main(const char *instance, int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	h = xrl_httpd_start(addr, port, handle, NULL, err, sizeof(err));
+	h = xrl_httpd_start(addr, port, handle, NULL, why, sizeof(why));
 	if (!h) {
-		xrl_log(XRL_LOG_ERR, "--listen %s", err);
+		xrl_log(XRL_LOG_ERR, "--listen %s", why);
 		return 1;
 	}
 	xrl_log(XRL_LOG_INFO, "answering on %s (GET /auth, GET /check)", listen);
@@ -418,7 +353,7 @@ int xrl_http_main(const char *instance, int argc, char **argv)
 		if (sigwait(&sigs, &sig))
 			continue;
 		if (sig == SIGHUP) {
-			load_rules(rules, 1);
+			load_rules(o->rules, 1);
 			continue;
 		}
 		break;
