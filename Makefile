@@ -230,6 +230,7 @@ define install-files
 	install -D -m 0644 $(BUILD)/xrl.bash $(1)$(2)/share/bash-completion/completions/xrl
 	install -d -m 0755 $(1)$(3) $(1)$(2)/lib/xrl $(1)$(2)/share/doc/xrl/examples
 	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl@.service >$(1)$(3)/xrl@.service && chmod 0644 $(1)$(3)/xrl@.service
+	sed 's|/usr/local/|$(2)/|g' scripts/systemd/xrl-http@.service >$(1)$(3)/xrl-http@.service && chmod 0644 $(1)$(3)/xrl-http@.service
 	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl-unit-start >$(1)$(2)/lib/xrl/xrl-unit-start && chmod 0755 $(1)$(2)/lib/xrl/xrl-unit-start
 	install -m 0644 scripts/deb/copyright $(1)$(2)/share/doc/xrl/copyright
 	install -m 0644 scripts/etc/xrl-NAME.default $(1)$(2)/share/doc/xrl/examples/xrl-NAME.default

@@ -224,4 +224,18 @@ c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'X-Original-URI: /' "$hu")
 check "after 1,000 concurrent idle connections the service still answers (got $c; $(cat "$XRLT_TMP/conns.out"))" "$c == 200"
 kill -0 "$HTTP_PID_hup" 2>/dev/null && ok "the service is still running" || bad "the service died"
 
+section "the systemd unit xrl-http@.service"
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$XRLT_TMP/unit"
+	sed "s|/usr/local/sbin/xrl|$(realpath "$XRL")|g" "$XRLT_REPO/scripts/systemd/xrl-http@.service" \
+		>"$XRLT_TMP/unit/xrl-http@.service"
+	out=$(systemd-analyze verify "$XRLT_TMP/unit/xrl-http@t.service" 2>&1 | grep -v "man xrl(8)\|man:xrl(8)")
+	[ -z "$out" ] && ok "systemd-analyze verify finds nothing wrong" || bad "systemd-analyze verify: $out"
+	score=$(systemd-analyze security --offline=true "$XRLT_TMP/unit/xrl-http@.service" 2>&1 |
+		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+	check "its exposure level is at most 2.0 (got $score)" "\"$score\" != \"\" && $score <= 2.0"
+else
+	bad "systemd-analyze is missing (deps.sh installs systemd)"
+fi
+
 xrlt_finish
