@@ -86,7 +86,8 @@ static void test_rules_errors(void **state)
 	refused("--key ip --rate 5/s\n", "line 1, column 1: '--key': a rule starts with its name");
 	refused("a --key ip --rate 5/s --method get\n", "line 1, column 32: --method 'get'");
 	refused("a --key ip --rate 5/s --path login\n", "line 1, column 30: --path 'login'");
-	refused("a --key ip --rate 5/s --global\n", "line 1, column 23: --global is not supported");
+	refused("a --key ip --rate 5/s --escalate 3\n", "line 1, column 23: --escalate is not supported");
+	refused("a --key ip --rate 5/s --global --algo sliding-log\n", "line 1, column 1: --global is for token-bucket and fixed-window");
 }
 
 static struct xrl_http_addr A(const char *s)
@@ -206,7 +207,7 @@ static int ask(struct xrl_http_state *s, const char *ip, const char *user, const
 					.client_addr = &a, .header = hdr, .header_arg = &h };
 	int n;
 
-	return xrl_http_decide(s, &req, now, 0, f, per, &n);
+	return xrl_http_decide(s, &req, now, 0, NULL, f, per, &n);
 }
 
 static void test_decide_token_bucket(void **state)

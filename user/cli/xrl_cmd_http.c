@@ -17,7 +17,8 @@ struct http_cli {
 
 #define HO(member) XRL_OPT_FIELD(struct http_cli, member)
 
-enum { HO_LISTEN, HO_RULES, HO_TRUSTED, HO_MAX_KEYS, HO_LOG_FORMAT, HO_N };
+enum { HO_LISTEN, HO_RULES, HO_TRUSTED, HO_REDIS, HO_FAILURE, HO_REDIS_TIMEOUT, HO_MAX_KEYS,
+       HO_LOG_FORMAT, HO_N };
 
 static const struct xrl_opt http_opt_rows[HO_N] = {
 	[HO_LISTEN] = { "listen", 0, "ADDR:PORT", xrl_opt_str, HO(o.listen), .modes = 1,
@@ -27,6 +28,15 @@ static const struct xrl_opt http_opt_rows[HO_N] = {
 	[HO_TRUSTED] = { "trusted-proxy", 0, "CIDR[,CIDR...]", xrl_opt_str, HO(o.trusted),
 			 .modes = 1,
 			 .help = "believe X-Forwarded-For and X-Real-IP from these peers only" },
+	[HO_REDIS] = { "redis", 0, "URL", xrl_opt_str, HO(o.redis), .modes = 1,
+		       .help = "decide --global rules in Redis at URL, one call per request" },
+	[HO_FAILURE] = { "on-redis-failure", 0, "local|open|closed", xrl_opt_enum, HO(o.failure),
+			 .modes = 1, .what = "local|open|closed",
+			 .help = "what --global rules do when Redis does not answer in time "
+				 "(default local: this service's own memory)" },
+	[HO_REDIS_TIMEOUT] = { "redis-timeout", 0, "MS", xrl_opt_uint, HO(o.redis_timeout_ms),
+			       .modes = 1, .min = 1, .max = 1000, .what = "--redis-timeout (ms)",
+			       .help = "a --global call's deadline (1 to 1000 ms, default 5)" },
 	[HO_MAX_KEYS] = { "max-keys", 0, "N", xrl_opt_uint, HO(o.max_keys), .modes = 1,
 			  .min = 8, .max = 1ull << 26, .what = "--max-keys",
 			  .help = "keys kept per rule, the least recently seen evicted (default 65536)" },

@@ -9,6 +9,7 @@
  * one rule costs the others nothing and two requests never both take the
  * last token (the GET-then-SET race).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -95,11 +96,15 @@ static __u64 hash_final(const struct xrl_http_state *s, __u64 h)
 	return h | 1;   /* 0 is an empty entry */
 }
 
-/* rule r's key of req as a keyed hash; 0 when a part is missing */
+/*
+ * rule r's key of req as a keyed hash; 0 when a part is missing. gname (33
+ * bytes, or NULL): the same key as two unkeyed 64-bit hashes in hex, the
+ * name every service gives it in Redis.
+ */
 static __u64 rule_key(const struct xrl_http_state *s, const struct xrl_http_rule *r,
-		      const struct xrl_http_request *req)
+		      const struct xrl_http_request *req, char *gname)
 {
-	struct hasher x = { s->seed[0] };
+	struct hasher x = { s->seed[0] }, y = { 0xcbf29ce484222325ull }, z = { 0x84222325cbf29ce4ull };
 	char arg[1024];
 	int i;
 
@@ -114,17 +119,31 @@ static __u64 rule_key(const struct xrl_http_state *s, const struct xrl_http_rule
 				a.a[b / 8] &= (__u8)~(0x80 >> (b % 8));
 			hash_bytes(&x, a.a, 16);
 			hash_bytes(&x, &plen, sizeof(plen));
+			hash_bytes(&y, a.a, 16);
+			hash_bytes(&y, &plen, sizeof(plen));
+			hash_bytes(&z, a.a, 16);
+			hash_bytes(&z, &plen, sizeof(plen));
 		} else if (k->kind == XRL_HTTP_KEY_HEADER) {
 			const char *v = req->header(req->header_arg, k->name);
 
 			if (!v || !*v)
 				return 0;
 			hash_bytes(&x, v, strlen(v));
+			hash_bytes(&y, v, strlen(v));
+			hash_bytes(&z, v, strlen(v));
 		} else {
 			if (!xrl_http_query_arg(req->uri, k->name, arg, sizeof(arg)) || !arg[0])
 				return 0;
 			hash_bytes(&x, arg, strlen(arg));
+			hash_bytes(&y, arg, strlen(arg));
+			hash_bytes(&z, arg, strlen(arg));
 		}
+	}
+	if (gname) {
+		static const struct xrl_http_state fixed = { .seed = { 0, 0x5bd1e9955bd1e995ull } };
+
+		snprintf(gname, 33, "%016llx%016llx", (unsigned long long)hash_final(&fixed, y.h),
+			 (unsigned long long)hash_final(&fixed, z.h));
 	}
 	return hash_final(s, x.h);
 }
@@ -336,35 +355,49 @@ static int stricter(const struct xrl_http_figures *a, const struct xrl_http_figu
 	return a->reset_s > b->reset_s;
 }
 
+/* the figures of a rule decided by the failure policy, open or closed */
+static void policy_figures(const struct xrl_http_rule *r, int pass, struct xrl_http_figures *f)
+{
+	f->quota = r->count;
+	f->window_s = r->period_s;
+	f->remaining = pass ? r->count : 0;
+	f->reset_s = pass ? 0 : 1;
+	f->retry_s = pass ? 0 : 1;
+}
+
 int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
-		    __u64 rt_off, struct xrl_http_figures *f, struct xrl_http_figures *per,
-		    int *n_per)
+		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
+		    struct xrl_http_figures *per, int *n_per)
 {
 	struct xrl_http_entry *ent[XRL_HTTP_MAX_RULES];
 	__u64 *ring[XRL_HTTP_MAX_RULES], keys[XRL_HTTP_MAX_RULES];
-	int idx[XRL_HTTP_MAX_RULES], n = 0, i, pass = 1;
+	char gname[XRL_HTTP_MAX_RULES][33];
+	/* 1: decided here (local, or a global rule under --on-redis-failure local) */
+	int idx[XRL_HTTP_MAX_RULES], local[XRL_HTTP_MAX_RULES], n = 0, i, pass = 1, nglobal = 0;
 
 	memset(f, 0, sizeof(*f));
 	f->rule = -1;
 	f->pass = 1;
 	for (i = 0; i < s->rules.n; i++) {
 		const struct xrl_http_rule *r = &s->rules.rule[i];
-		struct xrl_http_figures *g = &per[n];
+		struct xrl_http_figures *p = &per[n];
 
 		if (!rule_matches(r, req))
 			continue;
-		keys[n] = rule_key(s, r, req);
-		memset(g, 0, sizeof(*g));
-		g->rule = i;
-		g->pass = 1;
+		keys[n] = rule_key(s, r, req, r->global && g ? gname[n] : NULL);
+		memset(p, 0, sizeof(*p));
+		p->rule = i;
+		p->pass = 1;
+		local[n] = !(r->global && g);
+		nglobal += !local[n];
 		if (!keys[n]) {
 			if (!r->missing_refuse)
 				continue;   /* --missing pass: the rule does not apply */
-			g->pass = 0;
-			g->missing = 1;
-			g->quota = r->count;
-			g->window_s = r->period_s;
-			g->retry_s = r->period_s;
+			p->pass = 0;
+			p->missing = 1;
+			p->quota = r->count;
+			p->window_s = r->period_s;
+			p->retry_s = r->period_s;
 			pass = 0;
 		}
 		idx[n++] = i;
@@ -372,19 +405,60 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 	*n_per = n;
 	if (!n)
 		return 1;
-	pthread_mutex_lock(&s->lock);
-	for (i = 0; i < n; i++) {
-		if (per[i].missing)
-			continue;
-		ent[i] = lookup(s, idx[i], keys[i], now_ns, &ring[i]);
-		per[i].pass = peek(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns, rt_off, &per[i]);
-		pass &= per[i].pass;
+	/*
+	 * 1. The local rules, read only: a request they refuse costs Redis nothing.
+	 * 2. The global rules, one Redis call each (each takes from the fleet's
+	 *    budget when it passes: a later global rule refusing cannot give it
+	 *    back; put the global rule a request is likeliest to fail first).
+	 * 3. The local rules again under the lock, and only if all pass, the take.
+	 */
+	if (pass && nglobal) {
+		pthread_mutex_lock(&s->lock);
+		for (i = 0; i < n && pass; i++)
+			if (local[i] && !per[i].missing) {
+				ent[i] = lookup(s, idx[i], keys[i], now_ns, &ring[i]);
+				per[i].pass = peek(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns,
+						   rt_off, &per[i]);
+				pass &= per[i].pass;
+			}
+		pthread_mutex_unlock(&s->lock);
+		for (i = 0; i < n && pass; i++) {
+			const struct xrl_http_rule *r = &s->rules.rule[idx[i]];
+			int got;
+
+			if (local[i] || per[i].missing)
+				continue;
+			got = g->decide(g->arg, r, gname[i], &per[i]);
+			if (got < 0) {
+				__atomic_fetch_add(&g->failed, 1, __ATOMIC_RELAXED);
+				if (g->policy == XRL_HTTP_FAIL_LOCAL) {
+					local[i] = 1;
+					continue;
+				}
+				got = g->policy == XRL_HTTP_FAIL_OPEN;
+				policy_figures(r, got, &per[i]);
+			}
+			per[i].pass = got;
+			pass &= got;
+		}
 	}
-	if (pass)
-		for (i = 0; i < n; i++)
-			if (take(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns, rt_off) != 1)
-				pass = 0;   /* cannot happen under the lock; refuse rather than overrun */
-	pthread_mutex_unlock(&s->lock);
+	if (pass) {
+		pthread_mutex_lock(&s->lock);
+		for (i = 0; i < n; i++) {
+			if (!local[i] || per[i].missing)
+				continue;
+			ent[i] = lookup(s, idx[i], keys[i], now_ns, &ring[i]);
+			per[i].pass = peek(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns, rt_off,
+					   &per[i]);
+			pass &= per[i].pass;
+		}
+		if (pass)
+			for (i = 0; i < n; i++)
+				if (local[i] && take(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns,
+						     rt_off) != 1)
+					pass = 0;   /* cannot happen under the lock; refuse rather than overrun */
+		pthread_mutex_unlock(&s->lock);
+	}
 	*f = per[0];
 	{
 		__u64 delay = 0;
@@ -395,7 +469,7 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 		f->delay_ns = delay;
 	}
 	for (i = 0; i < n; i++) {
-		if (!pass && per[i].pass) {
+		if (!pass && per[i].pass && local[i]) {
 			/* passed by this rule, refused by another: nothing was taken from it */
 			per[i].remaining += per[i].remaining < per[i].quota ? 1 : 0;
 			per[i].delay_ns = 0;

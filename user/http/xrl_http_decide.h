@@ -64,18 +64,35 @@ struct xrl_http_request {
 	void *header_arg;
 };
 
+/* What --global rules do when Redis does not answer in time. */
+enum xrl_http_failure { XRL_HTTP_FAIL_LOCAL, XRL_HTTP_FAIL_OPEN, XRL_HTTP_FAIL_CLOSED };
+
+/*
+ * The --global rules' decider (xrl_http_redis_decide): 1 pass, 0 refuse
+ * (figures in f), -1 no answer in time. gkey: the rule's key as a hash that
+ * every service computes alike (no per-process seed).
+ */
+struct xrl_http_global {
+	int (*decide)(void *arg, const struct xrl_http_rule *r, const char *gkey,
+		      struct xrl_http_figures *f);
+	void *arg;
+	enum xrl_http_failure policy;
+	unsigned long failed;   /* decisions taken by the policy (atomic) */
+};
+
 /* New state for rules (copied); keys per rule table; NULL on no memory. */
 struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys);
 void xrl_http_state_free(struct xrl_http_state *s);
 
 /*
  * Decide req at now_ns (CLOCK_MONOTONIC; rt_off: CLOCK_REALTIME minus it, for
- * the windows' UTC alignment). f: the figures of the answer (the most
+ * the windows' UTC alignment). g: the --global rules' decider (NULL: they
+ * are judged locally). f: the figures of the answer (the most
  * restrictive rule's); per: each matching rule's (index rule), n_per out.
  * 1 pass, 0 refuse.
  */
 int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
-		    __u64 rt_off, struct xrl_http_figures *f, struct xrl_http_figures *per,
-		    int *n_per);
+		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
+		    struct xrl_http_figures *per, int *n_per);
 
 #endif /* XRL_HTTP_DECIDE_H */

@@ -21,6 +21,7 @@
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
 #include "xrl_http_headers.h"
+#include "xrl_http_redis.h"
 #include "xrl_http_rules.h"
 #include "xrl_httpd.h"
 #include "xrl_log.h"
@@ -31,7 +32,15 @@ struct service {
 	struct xrl_http_state *state;
 	__u32 max_keys;
 	unsigned long decisions[2];     /* refused, passed */
+	struct xrl_http_redis *redis;   /* --redis; NULL: none */
+	struct xrl_http_global global;
 };
+
+static int global_decide(void *arg, const struct xrl_http_rule *r, const char *gkey,
+			 struct xrl_http_figures *f)
+{
+	return xrl_http_redis_decide(arg, r, gkey, f);
+}
 
 static struct service svc;
 
@@ -226,7 +235,8 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth)
 	{
 		__u64 mono = clock_ns(CLOCK_MONOTONIC), real_ns = clock_ns(CLOCK_REALTIME);
 
-		pass = xrl_http_decide(svc.state, &req, mono, real_ns - mono, &f, per, &n);
+		pass = xrl_http_decide(svc.state, &req, mono, real_ns - mono,
+				       svc.redis ? &svc.global : NULL, &f, per, &n);
 	}
 	have_rule = f.rule >= 0;
 	if (have_rule)
@@ -336,6 +346,21 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	pthread_rwlock_init(&svc.lock, NULL);
 	if (load_rules(o->rules, 0))
 		return 1;
+	if (o->redis) {
+		char host[96];
+
+		snprintf(host, sizeof(host), "http/%s", o->instance ? o->instance : "default");
+		svc.redis = xrl_http_redis_start(o->redis, o->redis_timeout_ms ? (unsigned)o->redis_timeout_ms :
+						 XRL_HTTP_REDIS_TIMEOUT_MS, host, why, sizeof(why));
+		if (!svc.redis) {
+			snprintf(err, errlen, "--redis: %s", why);
+			return 2;
+		}
+		svc.global.decide = global_decide;
+		svc.global.arg = svc.redis;
+		svc.global.policy = o->failure == 1 ? XRL_HTTP_FAIL_OPEN :
+				    o->failure == 2 ? XRL_HTTP_FAIL_CLOSED : XRL_HTTP_FAIL_LOCAL;
+	}
 	/* the server's threads inherit the mask: the signals come to sigwait below */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGHUP);
@@ -360,6 +385,7 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	}
 	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	xrl_httpd_stop(h);
+	xrl_http_redis_stop(svc.redis);
 	xrl_http_state_free(svc.state);
 	return 0;
 }

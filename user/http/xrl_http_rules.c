@@ -204,15 +204,18 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 		const char *o = w[i].s, *a = i + 1 < n ? w[i + 1].s : NULL;
 		int ac = i + 1 < n ? w[i + 1].col : w[i].col + (int)strlen(o);
 
-		if (!strcmp(o, "--global") || !strcmp(o, "--shadow") || !strcmp(o, "--block") ||
-		    !strcmp(o, "--escalate"))
+		if (!strcmp(o, "--global")) {
+			r->global = 1;
+			continue;
+		}
+		if (!strcmp(o, "--shadow") || !strcmp(o, "--block") || !strcmp(o, "--escalate"))
 			return bad(err, errlen, w[i].col, "%s is not supported by xrl http yet", o, "");
 		if (strncmp(o, "--", 2) || (strcmp(o, "--key") && strcmp(o, "--rate") &&
 					    strcmp(o, "--burst") && strcmp(o, "--algo") &&
 					    strcmp(o, "--path") && strcmp(o, "--method") &&
 					    strcmp(o, "--missing") && strcmp(o, "--queue")))
 			return bad(err, errlen, w[i].col, "unknown word '%s' (options: --key --rate "
-				   "--burst --algo --path --method --missing --queue)", o, "");
+				   "--burst --algo --path --method --missing --queue --global)", o, "");
 		if (!a)
 			return bad(err, errlen, ac, "%s needs a value", o, "");
 		i++;
@@ -276,6 +279,10 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 		if (r->keys[i].kind != XRL_HTTP_KEY_IP && !have_missing)
 			return bad(err, errlen, col, "rule '%s' keys on a header or argument: say what "
 				   "a request without it gets (--missing pass|refuse)", r->name, "");
+	if (r->global && r->algo != XRL_ALGO_TOKEN_BUCKET && r->algo != XRL_ALGO_FIXED_WINDOW)
+		return bad(err, errlen, w[0].col, "--global is for token-bucket and fixed-window "
+			   "rules (one exact Redis call per request); not --algo %s",
+			   xrl_http_algo_name(r->algo), "");
 	return compile(r, w[0].col, err, errlen) ? -1 : 1;
 }
 

@@ -4,12 +4,14 @@
  *
  *   NAME --key KEY[+KEY...] --rate RATE [--burst N] [--algo ALGO]
  *        [--path PREFIX] [--method M]... [--missing pass|refuse] [--queue N]
+ *        [--global]
  *
  * KEY: ip (the client address after trusted proxies: IPv4 /32, IPv6 /64),
  * ip/LEN (IPv4 prefix length; IPv6 stays /64) or ip/LEN,LEN6, header:NAME,
  * arg:NAME. ALGO: token-bucket (GCRA, the default), fixed-window,
  * sliding-window, sliding-log (the data path's), leaky-bucket (a queue:
- * --queue N). A bad file is refused whole, with the line and column.
+ * --queue N). --global: the budget is the fleet's, in Redis (token bucket and
+ * fixed window). A bad file is refused whole, with the line and column.
  */
 #ifndef XRL_HTTP_RULES_H
 #define XRL_HTTP_RULES_H
@@ -49,6 +51,7 @@ struct xrl_http_rule {
 	int nmethods;                     /* 0: any */
 	int missing_refuse;               /* --missing refuse: a request without the key is refused */
 	__u32 queue;                      /* leaky bucket: requests waiting per key at most */
+	int global;                       /* --global: decided in Redis, one call per request */
 	/* compiled */
 	struct xrl_gcra g;                /* token bucket, leaky bucket */
 	__u64 win_ns;                     /* windows */
