@@ -388,6 +388,7 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 		memset(p, 0, sizeof(*p));
 		p->rule = i;
 		p->pass = 1;
+		p->key = keys[n];
 		local[n] = !(r->global && g);
 		nglobal += !local[n];
 		if (!keys[n]) {
@@ -437,6 +438,7 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 				}
 				got = g->policy == XRL_HTTP_FAIL_OPEN;
 				policy_figures(r, got, &per[i]);
+				per[i].key = keys[i];
 			}
 			per[i].pass = got;
 			pass &= got;

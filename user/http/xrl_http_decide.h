@@ -30,6 +30,7 @@ struct xrl_http_figures {
 	__u64 retry_s;        /* Retry-After on a refusal: whole seconds, rounded up */
 	__u64 delay_ns;       /* leaky bucket: hold the answer this long */
 	int missing;          /* refused for want of its key (--missing refuse) */
+	__u64 key;            /* the rule's key of the request, as this process hashes it */
 };
 
 struct xrl_http_entry {

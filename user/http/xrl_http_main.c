@@ -21,6 +21,7 @@
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
 #include "xrl_http_headers.h"
+#include "xrl_http_metrics.h"
 #include "xrl_http_redis.h"
 #include "xrl_http_rules.h"
 #include "xrl_httpd.h"
@@ -33,6 +34,8 @@ struct service {
 	__u32 max_keys;
 	unsigned long decisions[2];     /* refused, passed */
 	struct xrl_http_redis *redis;   /* --redis; NULL: none */
+	struct xrl_http_metrics *metrics;
+	struct xrl_httpd *httpd;
 	struct xrl_http_global global;
 };
 
@@ -239,8 +242,22 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth)
 				       svc.redis ? &svc.global : NULL, &f, per, &n);
 	}
 	have_rule = f.rule >= 0;
-	if (have_rule)
-		rule = svc.state->rules.rule[f.rule];
+	if (have_rule) {
+		char label[64];
+		const struct xrl_http_rule *rr = &svc.state->rules.rule[f.rule];
+		int i, by_ip = 1;
+
+		rule = *rr;
+		for (i = 0; i < rr->nkeys; i++)
+			by_ip &= rr->keys[i].kind == XRL_HTTP_KEY_IP;
+		/* a header or argument may be a secret (an API key): only its hash is shown */
+		if (by_ip)
+			snprintf(label, sizeof(label), "%s", addr);
+		else
+			snprintf(label, sizeof(label), "hash:%016llx", (unsigned long long)f.key);
+		xrl_http_metrics_decision(svc.metrics, &svc.state->rules, per, n, pass,
+					  pass || f.missing ? NULL : label, pass ? f.delay_ns : 0);
+	}
 	pthread_rwlock_unlock(&svc.lock);
 	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
 	if (!have_rule)
@@ -262,6 +279,30 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth)
 	return answer(c, 429, "application/problem+json", body, &rule, &f);
 }
 
+static enum MHD_Result metrics(struct MHD_Connection *c)
+{
+	struct xrl_http_redis_stats rs;
+	struct xrl_httpd_stats hs;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	enum MHD_Result ret;
+
+	if (!f)
+		return text(c, 500, "xrl http: out of memory\n");
+	if (svc.redis)
+		xrl_http_redis_stats(svc.redis, &rs);
+	memset(&hs, 0, sizeof(hs));
+	if (svc.httpd)
+		xrl_httpd_stats(svc.httpd, &hs);
+	xrl_http_metrics_write(svc.metrics, f, svc.redis ? &rs : NULL,
+			       __atomic_load_n(&svc.global.failed, __ATOMIC_RELAXED), &hs);
+	fclose(f);
+	ret = answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf ? buf : "", NULL, NULL);
+	free(buf);
+	return ret;
+}
+
 static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *upload_data, size_t *upload_data_size,
 			      void **con_cls)
@@ -279,6 +320,8 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 		return decide(c, 0);
 	if (!strcmp(url, "/healthz"))
 		return text(c, 200, "ok\n");
+	if (!strcmp(url, "/metrics"))
+		return metrics(c);
 	return text(c, 404, "xrl http: GET /auth (nginx auth_request) or GET /check\n");
 }
 
@@ -344,6 +387,11 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		return 2;
 	}
 	pthread_rwlock_init(&svc.lock, NULL);
+	svc.metrics = xrl_http_metrics_new();
+	if (!svc.metrics) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
 	if (load_rules(o->rules, 0))
 		return 1;
 	if (o->redis) {
@@ -373,7 +421,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		xrl_log(XRL_LOG_ERR, "--listen %s", why);
 		return 1;
 	}
-	xrl_log(XRL_LOG_INFO, "answering on %s (GET /auth, GET /check)", listen);
+	svc.httpd = h;
+	xrl_log(XRL_LOG_INFO, "answering on %s (GET /auth, GET /check, GET /metrics)", listen);
 	for (;;) {
 		if (sigwait(&sigs, &sig))
 			continue;
