@@ -230,6 +230,10 @@ c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'X-Original-URI: /' -H "X-Big
 check "a 64 KB header: refused with a 4xx (got $c)" "$c >= 400 && $c < 500"
 c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H 'X-Original-URI: /' "$hu")
 check "POST /check: 405 (got $c)" "$c == 405"
+c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X GET -d 'a body' -H 'X-Original-URI: /' "$hu")
+check "GET /check with a body: 413 (got $c)" "$c == 413"
+c=$(curl -s -m 5 -o /dev/null -w '%{num_connects} ' -H 'X-Original-URI: /' "$hu" "$hu" "$hu")
+check "keep-alive: three requests on one connection (new connections per request: $c)" "\"$c\" == \"1 0 0 \""
 /usr/bin/python3 - "$HTTP_PORT_hup" >"$XRLT_TMP/conns.out" 2>&1 <<'PY'
 import socket, sys, time
 port = int(sys.argv[1]); socks = []

@@ -307,13 +307,29 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 			      const char *method, const char *upload_data, size_t *upload_data_size,
 			      void **con_cls)
 {
+	static int headers_seen, body_seen;
+
 	(void)arg;
 	(void)upload_data;
-	(void)con_cls;
-	if (*upload_data_size)
+	/*
+	 * The first call comes with the headers: answering then, before MHD has
+	 * read the (empty) rest of the request, makes it close the connection;
+	 * answer on the last call, and nginx's keepalive connections stay open.
+	 * A wrong method is answered at once (the connection then closes).
+	 */
+	if (!*con_cls) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return xrl_httpd_reply_405(c, "GET, HEAD", "xrl http: GET /auth or GET /check\n");
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;   /* read and dropped */
+		*con_cls = &body_seen;
+		return MHD_YES;
+	}
+	if (*con_cls == &body_seen)
 		return text(c, 413, "xrl http: requests carry no body\n");
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return xrl_httpd_reply_405(c, "GET, HEAD", "xrl http: GET /auth or GET /check\n");
 	if (!strcmp(url, "/auth"))
 		return decide(c, 1);
 	if (!strcmp(url, "/check"))
