@@ -7,6 +7,7 @@
 #   auth-204     auth_request to a trivial upstream that always answers 204
 #                (what any external decision service costs inside nginx)
 #   xrl-local    auth_request to xrl http, local rule, over TCP
+#   xrl-unix     the same over a unix socket
 #   xrl-global   auth_request to xrl http, --global rule, local redis-server
 # and /check alone with wrk (no nginx), xrl http pinned to CPU 0 and wrk to
 # CPU 1: decisions/s on one core, local and --global, with the Redis calls
@@ -63,6 +64,11 @@ start_pinned() { # NAME RULES ARGS...
 }
 start_pinned local "$XRLT_TMP/local.rules"
 start_pinned global "$XRLT_TMP/global.rules" --redis "redis://127.0.0.1:$rport" --redis-timeout 50
+usock=$XRLT_TMP/local.sock
+(exec taskset -c 0 "$XRL" http --rules "$XRLT_TMP/local.rules" --listen "unix:$usock") \
+	>"$XRLT_TMP/http-unix.log" 2>&1 &
+xrlt_track $!
+for _ in $(seq 50); do curl -s -o /dev/null -m 1 --unix-socket "$usock" http://x/healthz && break; sleep 0.1; done
 
 # one nginx: a location per case, a trivial 204 server as the auth floor
 nport=$(http_free_port) tport=$(http_free_port)
@@ -101,9 +107,10 @@ http {
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
     limit_req_zone \$binary_remote_addr zone=z:1m rate=1000000r/s;
-    upstream trivial { server 127.0.0.1:$tport; keepalive 32; }
-    upstream xrl_local { server 127.0.0.1:$HTTP_PORT_local; keepalive 32; }
-    upstream xrl_global { server 127.0.0.1:$HTTP_PORT_global; keepalive 32; }
+    upstream trivial { server 127.0.0.1:$tport; keepalive 16; }
+    upstream xrl_local { server 127.0.0.1:$HTTP_PORT_local; keepalive 16; }
+    upstream xrl_global { server 127.0.0.1:$HTTP_PORT_global; keepalive 16; }
+    upstream xrl_unix { server unix:$usock; keepalive 16; }
     server {
         listen 127.0.0.1:$tport;
         location = /auth { return 204; }
@@ -116,6 +123,7 @@ http {
 $(auth_loc auth204 trivial /auth)
 $(auth_loc xrllocal xrl_local /auth)
 $(auth_loc xrlglobal xrl_global /auth)
+$(auth_loc xrlunix xrl_unix /auth)
     }
 }
 EOF
@@ -140,7 +148,7 @@ run_wrk() {
 metric() { curl -s -m 5 "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
 
 declare -A R
-for c in plain limit_req auth204 xrllocal xrlglobal; do
+for c in plain limit_req auth204 xrllocal xrlunix xrlglobal; do
 	echo "== nginx /$c" >&2
 	R[$c]=$(run_wrk "http://127.0.0.1:$nport/$c")
 	echo "   ${R[$c]}" >&2
@@ -166,12 +174,13 @@ ratio() { awk -v a="$(rps "$1")" -v b="$(rps "$2")" 'BEGIN { printf "%.2f", b ? 
 	echo
 	echo '| case | requests/s | p50 ms | p99 ms | non-2xx |'
 	echo '|---|---:|---:|---:|---:|'
-	for c in plain limit_req auth204 xrllocal xrlglobal check_local check_global; do
+	for c in plain limit_req auth204 xrllocal xrlunix xrlglobal check_local check_global; do
 		case $c in
 		plain) l="nginx, no limiter" ;;
 		limit_req) l="nginx limit_req, same rate" ;;
 		auth204) l="auth_request to a trivial 204 upstream (the floor)" ;;
 		xrllocal) l="auth_request to xrl http, local rule (TCP)" ;;
+		xrlunix) l="auth_request to xrl http, local rule (unix socket)" ;;
 		xrlglobal) l="auth_request to xrl http, --global (local Redis)" ;;
 		check_local) l="/check alone, local, one core" ;;
 		check_global) l="/check alone, --global, one core" ;;
@@ -179,11 +188,11 @@ ratio() { awk -v a="$(rps "$1")" -v b="$(rps "$2")" 'BEGIN { printf "%.2f", b ? 
 		echo "${R[$c]}" | awk -v l="$l" '{ printf "| %s | %d | %.3f | %.3f | %d |\n", l, $1, $2, $3, $4 }'
 	done
 	echo
-	echo "- xrl http local through nginx: $(ratio xrllocal auth204)x the trivial-204 floor's throughput (target 0.85x)."
+	echo "- xrl http local through nginx: $(ratio xrllocal auth204)x the trivial-204 floor's throughput over TCP,"
+	echo "  $(ratio xrlunix auth204)x over a unix socket (target 0.85x)."
 	echo "- /check: $(rps check_local) decisions/s local (target 50,000), $(rps check_global) with --global (target 25,000)."
 	echo "- --global: $calls Redis calls for $decisions decisions ($(awk -v c="$calls" -v d="$decisions" 'BEGIN { printf "%.2f", d ? c / d : 0 }') per decision),"
 	echo "  in $batches pipelined batches ($(awk -v c="$calls" -v b="$batches" 'BEGIN { printf "%.1f", b ? c / b : 0 }') calls per batch)."
-	echo "- Not measured: a unix-socket listener (xrl http listens on TCP only in this version)."
 } >"$XRLT_TMP/section.md"
 if [ -n "$md" ]; then cp "$XRLT_TMP/section.md" "$md"; fi
 cat "$XRLT_TMP/section.md"

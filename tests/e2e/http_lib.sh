@@ -32,7 +32,24 @@ http_start() {
 		xrlt_fail "xrl http $name did not answer on 127.0.0.1:$port: $(tail -3 "$XRLT_TMP/http-$name.log")"
 }
 
-# http_nginx NAME XRL_PORT...: nginx on a free port (NGINX_PORT_<NAME>) serving
+# http_start_unix NAME RULES_FILE [ARGS...]: the same on the unix socket
+# $XRLT_TMP/NAME.sock (HTTP_SOCK_<NAME>).
+http_start_unix() {
+	local name=$1 rules=$2 sock i
+	shift 2
+	sock=$XRLT_TMP/$name.sock
+	("$XRL" http --rules "$rules" --listen "unix:$sock" "$@") >"$XRLT_TMP/http-$name.log" 2>&1 &
+	xrlt_track $!
+	printf -v "HTTP_SOCK_$name" '%s' "$sock"
+	printf -v "HTTP_PID_$name" '%s' "$!"
+	for i in $(seq 50); do
+		curl -s -o /dev/null -m 1 --unix-socket "$sock" http://x/healthz && return 0
+		sleep 0.1
+	done
+	xrlt_fail "xrl http $name did not answer on unix:$sock: $(tail -3 "$XRLT_TMP/http-$name.log")"
+}
+
+# http_nginx NAME XRL_PORT|unix:PATH...: nginx on a free port (NGINX_PORT_<NAME>) serving
 # $XRLT_TMP/www/index.html behind auth_request to the xrl http services given
 # (one upstream, keepalive), refusals turned into 429 with the RateLimit fields
 # and Retry-After, as README's configuration does.
@@ -44,7 +61,12 @@ http_nginx() {
 	mkdir -p "$dir/logs" "$dir/tmp" "$XRLT_TMP/www"
 	echo ok >"$XRLT_TMP/www/index.html"
 	chmod 755 "$XRLT_TMP" "$XRLT_TMP/www"   # nginx's workers run as nobody
-	for p in "$@"; do servers="$servers server 127.0.0.1:$p;"; done
+	for p in "$@"; do
+		case $p in
+		unix:*) servers="$servers server $p;" ;;
+		*) servers="$servers server 127.0.0.1:$p;" ;;
+		esac
+	done
 	cat >"$dir/nginx.conf" <<EOF
 worker_processes 1;
 error_log $dir/logs/error.log warn;
@@ -56,7 +78,7 @@ http {
     fastcgi_temp_path $dir/tmp/fastcgi;
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
-    upstream xrl_http { $servers keepalive 32; }
+    upstream xrl_http { $servers keepalive 16; }
     server {
         listen 127.0.0.1:$port;
         root $XRLT_TMP/www;

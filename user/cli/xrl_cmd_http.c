@@ -21,8 +21,9 @@ enum { HO_LISTEN, HO_RULES, HO_TRUSTED, HO_REDIS, HO_FAILURE, HO_REDIS_TIMEOUT, 
        HO_LOG_FORMAT, HO_N };
 
 static const struct xrl_opt http_opt_rows[HO_N] = {
-	[HO_LISTEN] = { "listen", 0, "ADDR:PORT", xrl_opt_str, HO(o.listen), .modes = 1,
-			.help = "answer on ADDR:PORT (default " XRL_HTTP_DEFAULT_LISTEN ": loopback)" },
+	[HO_LISTEN] = { "listen", 0, "ADDR:PORT|unix:PATH", xrl_opt_str, HO(o.listen), .modes = 1,
+			.help = "answer on ADDR:PORT or a unix socket (default "
+				XRL_HTTP_DEFAULT_LISTEN ": loopback)" },
 	[HO_RULES] = { "rules", 0, "FILE", xrl_opt_str, HO(o.rules), .modes = 1,
 		       .help = "the request rules, one a line (required; SIGHUP reloads it)" },
 	[HO_TRUSTED] = { "trusted-proxy", 0, "CIDR[,CIDR...]", xrl_opt_str, HO(o.trusted),

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xrl_http.h"
 #include "xrl_http_client.h"
@@ -151,6 +152,14 @@ static int peer_of(struct MHD_Connection *c, struct xrl_http_addr *a)
 	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
 
 	memset(a, 0, sizeof(*a));
+	if (sa && sa->sa_family == AF_UNIX) {
+		/* a peer on the unix socket is this host: 127.0.0.1 (for --trusted-proxy) */
+		a->a[10] = a->a[11] = 0xff;
+		a->a[12] = 127;
+		a->a[15] = 1;
+		a->v4 = 1;
+		return 0;
+	}
 	if (sa && sa->sa_family == AF_INET) {
 		memcpy(a->a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 		a->a[10] = a->a[11] = 0xff;
@@ -376,7 +385,7 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	const char *listen = o->listen ? o->listen : XRL_HTTP_DEFAULT_LISTEN;
 	char addr[INET6_ADDRSTRLEN + 2], why[512];
 	struct xrl_httpd *h;
-	unsigned short port;
+	unsigned short port = 0;
 	sigset_t sigs;
 	int sig;
 
@@ -393,8 +402,12 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 			if (xrl_http_proxy_add(&svc.proxies, c, err, errlen))
 				return 2;
 	}
-	if (parse_listen(listen, addr, sizeof(addr), &port)) {
-		snprintf(err, errlen, "--listen '%s': ADDR:PORT or [ADDR6]:PORT", listen);
+	if (strncmp(listen, "unix:", 5) && parse_listen(listen, addr, sizeof(addr), &port)) {
+		snprintf(err, errlen, "--listen '%s': ADDR:PORT, [ADDR6]:PORT or unix:PATH", listen);
+		return 2;
+	}
+	if (!strncmp(listen, "unix:", 5) && listen[5] != '/') {
+		snprintf(err, errlen, "--listen '%s': unix: takes an absolute path", listen);
 		return 2;
 	}
 	if (xrl_log_init(o->log_format ? o->log_format : "text",
@@ -432,7 +445,10 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	h = xrl_httpd_start(addr, port, handle, NULL, why, sizeof(why));
+	if (!strncmp(listen, "unix:", 5))
+		h = xrl_httpd_start_unix(listen + 5, handle, NULL, why, sizeof(why));
+	else
+		h = xrl_httpd_start(addr, port, handle, NULL, why, sizeof(why));
 	if (!h) {
 		xrl_log(XRL_LOG_ERR, "--listen %s", why);
 		return 1;
@@ -450,6 +466,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	}
 	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	xrl_httpd_stop(h);
+	if (!strncmp(listen, "unix:", 5))
+		unlink(listen + 5);
 	xrl_http_redis_stop(svc.redis);
 	xrl_http_state_free(svc.state);
 	return 0;
