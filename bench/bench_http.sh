@@ -145,7 +145,8 @@ run_wrk() {
 		/Non-2xx or 3xx responses:/ { bad = $NF }
 		END { printf "%.0f %.3f %.3f %d\n", rps, p50, p99, bad }'
 }
-metric() { curl -s -m 5 "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'; }
+# a series of the service's /metrics, without its instance label: NAME or NAME{LABELS}
+metric() { curl -s -m 5 "http://127.0.0.1:$1/metrics" | sed 's/instance="default",\{0,1\}//; s/{}//' | awk -v n="$2" '$1 == n { print $2 }'; }
 
 declare -A R
 for c in plain limit_req auth204 xrllocal xrlunix xrlglobal; do

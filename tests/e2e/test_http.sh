@@ -172,11 +172,11 @@ check "--missing pass: requests without the key pass and never share an empty ke
 
 section "metrics on the service's /metrics"
 curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_miss/metrics" >"$XRLT_TMP/miss.metrics"
-grep -q '^xrl_http_decisions_total{rule="api",result="refuse"} 1$' "$XRLT_TMP/miss.metrics" &&
-grep -q '^xrl_http_decisions_total{rule="api",result="pass"} 1$' "$XRLT_TMP/miss.metrics" &&
+grep -q '^xrl_http_decisions_total{instance="default",rule="api",result="refuse"} 1$' "$XRLT_TMP/miss.metrics" &&
+grep -q '^xrl_http_decisions_total{instance="default",rule="api",result="pass"} 1$' "$XRLT_TMP/miss.metrics" &&
 	ok "decisions by rule and result (1 passed, 1 refused: the keyless ones match no rule)" ||
 	bad "decisions: $(grep decisions_total "$XRLT_TMP/miss.metrics")"
-grep -qE '^xrl_http_top_refused_requests\{rule="api",key="hash:[0-9a-f]{16}"\} 1$' "$XRLT_TMP/miss.metrics" &&
+grep -qE '^xrl_http_top_refused_requests\{instance="default",rule="api",key="hash:[0-9a-f]{16}"\} 1$' "$XRLT_TMP/miss.metrics" &&
 	ok "the refused API key is in the top refused keys as a hash" ||
 	bad "top refused: $(grep top_refused "$XRLT_TMP/miss.metrics")"
 if grep -q S3CRET "$XRLT_TMP/miss.metrics" "$XRLT_TMP/http-miss.log"; then
@@ -185,7 +185,7 @@ else
 	ok "the API key shows in neither the metrics nor the log"
 fi
 curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_tb/metrics" >"$XRLT_TMP/tb.metrics"
-grep -qE '^xrl_http_top_refused_requests\{rule="tb",key="127.0.0.1"\} [0-9]+$' "$XRLT_TMP/tb.metrics" &&
+grep -qE '^xrl_http_top_refused_requests\{instance="default",rule="tb",key="127.0.0.1"\} [0-9]+$' "$XRLT_TMP/tb.metrics" &&
 	ok "an address key is shown as the address" || bad "top refused: $(grep top_refused "$XRLT_TMP/tb.metrics")"
 
 # ---------------------------------------------------------------------------
@@ -207,7 +207,7 @@ check "10 answered 200, 10 refused 429 (got $n200 / $n429)" "$n200 == 10 && $n42
 check "the 10 answers spread over 1.8 s at 200 ms spacing (first to last ${spread} s; gaps outside 130-300 ms: $bad_gap)" \
 	"$spread >= 1.7 && $spread <= 2.1 && $bad_gap <= 1"
 check "the refusals come at once (the last after ${late_refusal} s)" "$late_refusal < 0.5"
-w=$(curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_leaky/metrics" | awk '$1 == "xrl_http_queue_waits_total" { print $2 }')
+w=$(curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_leaky/metrics" | awk '$1 == "xrl_http_queue_waits_total{instance=\"default\"}" { print $2 }')
 check "the metrics count 9 answers held (the first had no wait: got $w)" "\"$w\" == \"9\""
 
 # ---------------------------------------------------------------------------

@@ -52,7 +52,7 @@ check "the key in Redis is hashed: no client value in it" \
 	"$(redis-cli -p "$RPORT" --scan --pattern '*c1*' | wc -l) == 0 && $(redis-cli -p "$RPORT" --scan --pattern 'xrl:{http:race:*' | wc -l) == 1"
 
 section "Redis calls per decision: one Lua call per request, pipelined"
-metric() { curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_a/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+metric() { curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_a/metrics" | awk -v n="$1" '$1 == n"{instance=\"default\"}" { print $2 }'; }
 calls0=$(redis-cli -p "$RPORT" info commandstats | awk -F'[=,:]' '/^cmdstat_evalsha/ { print $3 }')
 b0=$(metric xrl_http_redis_batches_total)
 hey_codes "http://127.0.0.1:$HTTP_PORT_a/check" 200 20 -H 'X-Original-URI: /' -H 'X-Client: c2' >/dev/null
@@ -60,7 +60,7 @@ calls1=$(redis-cli -p "$RPORT" info commandstats | awk -F'[=,:]' '/^cmdstat_eval
 b1=$(metric xrl_http_redis_batches_total)
 check "200 decisions, $((calls1 - calls0)) EVALSHA calls (Redis' own count)" "$calls1 - $calls0 == 200"
 check "pipelined: 200 calls in $((b1 - b0)) batches (20 clients at once)" "$b1 - $b0 < 200"
-curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_a/metrics" | grep -q '^xrl_http_redis_call_seconds_bucket{le="+Inf"} [1-9]' &&
+curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_a/metrics" | grep -q '^xrl_http_redis_call_seconds_bucket{instance="default",le="+Inf"} [1-9]' &&
 	ok "the Redis latency histogram counts the calls" || bad "no Redis latency histogram in /metrics"
 
 section "30 requests over 30 s against 10 per minute, two xrl http behind one nginx"

@@ -36,6 +36,7 @@ struct service {
 	unsigned long decisions[2];     /* refused, passed */
 	struct xrl_http_redis *redis;   /* --redis; NULL: none */
 	struct xrl_http_metrics *metrics;
+	char instance[65];
 	struct xrl_httpd *httpd;
 	struct xrl_http_global global;
 };
@@ -304,7 +305,7 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
 	memset(&hs, 0, sizeof(hs));
 	if (svc.httpd)
 		xrl_httpd_stats(svc.httpd, &hs);
-	xrl_http_metrics_write(svc.metrics, f, svc.redis ? &rs : NULL,
+	xrl_http_metrics_write(svc.metrics, f, svc.instance, svc.redis ? &rs : NULL,
 			       __atomic_load_n(&svc.global.failed, __ATOMIC_RELAXED), &hs);
 	fclose(f);
 	ret = answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf ? buf : "", NULL, NULL);
@@ -416,6 +417,7 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		return 2;
 	}
 	pthread_rwlock_init(&svc.lock, NULL);
+	snprintf(svc.instance, sizeof(svc.instance), "%s", o->instance ? o->instance : "default");
 	svc.metrics = xrl_http_metrics_new();
 	if (!svc.metrics) {
 		snprintf(err, errlen, "out of memory");

@@ -116,7 +116,7 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f,
+void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f, const char *inst,
 			    const struct xrl_http_redis_stats *redis, unsigned long policy_decisions,
 			    const struct xrl_httpd_stats *h)
 {
@@ -130,14 +130,15 @@ void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f,
 	      "# TYPE xrl_http_decisions_total counter\n", f);
 	for (i = 0; i < m->nrules; i++)
 		for (k = 0; k < 3; k++)
-			fprintf(f, "xrl_http_decisions_total{rule=\"%s\",result=\"%s\"} %lu\n",
-				m->rules[i].name, result[k],
+			fprintf(f, "xrl_http_decisions_total{instance=\"%s\",rule=\"%s\",result=\"%s\"} %lu\n",
+				inst, m->rules[i].name, result[k],
 				k == 0 ? m->rules[i].pass : k == 1 ? m->rules[i].refuse : m->rules[i].other);
 	fprintf(f, "# HELP xrl_http_queue_waits_total Answers held for their slot (leaky bucket).\n"
-		"# TYPE xrl_http_queue_waits_total counter\nxrl_http_queue_waits_total %lu\n"
+		"# TYPE xrl_http_queue_waits_total counter\nxrl_http_queue_waits_total{instance=\"%s\"} %lu\n"
 		"# HELP xrl_http_queue_wait_seconds_total Time answers were held.\n"
 		"# TYPE xrl_http_queue_wait_seconds_total counter\n"
-		"xrl_http_queue_wait_seconds_total %.6f\n", m->waits, m->wait_seconds);
+		"xrl_http_queue_wait_seconds_total{instance=\"%s\"} %.6f\n", inst, m->waits, inst,
+		m->wait_seconds);
 	memcpy(top, m->top, sizeof(top));
 	pthread_mutex_unlock(&m->lock);
 	qsort(top, XRL_HTTP_TOP_SLOTS, sizeof(top[0]), by_count);
@@ -145,41 +146,43 @@ void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f,
 	      "(an address, or hash:... for a header or argument key).\n"
 	      "# TYPE xrl_http_top_refused_requests gauge\n", f);
 	for (i = 0; i < XRL_HTTP_TOP_SHOWN && top[i].count; i++)
-		fprintf(f, "xrl_http_top_refused_requests{rule=\"%s\",key=\"%s\"} %lu\n", top[i].rule,
+		fprintf(f, "xrl_http_top_refused_requests{instance=\"%s\",rule=\"%s\",key=\"%s\"} %lu\n",
+			inst, top[i].rule,
 			top[i].label, top[i].count);
 	if (redis) {
 		unsigned long cum = 0;
 
 		fprintf(f, "# HELP xrl_http_redis_calls_total --global calls sent to Redis.\n"
-			"# TYPE xrl_http_redis_calls_total counter\nxrl_http_redis_calls_total %lu\n"
+			"# TYPE xrl_http_redis_calls_total counter\nxrl_http_redis_calls_total{instance=\"%s\"} %lu\n"
 			"# HELP xrl_http_redis_batches_total Pipelined batches the calls went in.\n"
-			"# TYPE xrl_http_redis_batches_total counter\nxrl_http_redis_batches_total %lu\n"
+			"# TYPE xrl_http_redis_batches_total counter\nxrl_http_redis_batches_total{instance=\"%s\"} %lu\n"
 			"# HELP xrl_http_redis_failures_total Calls whose connection failed.\n"
-			"# TYPE xrl_http_redis_failures_total counter\nxrl_http_redis_failures_total %lu\n"
+			"# TYPE xrl_http_redis_failures_total counter\nxrl_http_redis_failures_total{instance=\"%s\"} %lu\n"
 			"# HELP xrl_http_redis_timeouts_total Calls not answered by the deadline.\n"
-			"# TYPE xrl_http_redis_timeouts_total counter\nxrl_http_redis_timeouts_total %lu\n"
+			"# TYPE xrl_http_redis_timeouts_total counter\nxrl_http_redis_timeouts_total{instance=\"%s\"} %lu\n"
 			"# HELP xrl_http_redis_policy_decisions_total Global rules decided by "
 			"--on-redis-failure.\n# TYPE xrl_http_redis_policy_decisions_total counter\n"
-			"xrl_http_redis_policy_decisions_total %lu\n"
+			"xrl_http_redis_policy_decisions_total{instance=\"%s\"} %lu\n"
 			"# HELP xrl_http_redis_call_seconds Latency of the --global calls answered "
 			"(their batch's round trip).\n# TYPE xrl_http_redis_call_seconds histogram\n",
-			redis->calls, redis->batches, redis->failures, redis->timeouts,
-			policy_decisions);
+			inst, redis->calls, inst, redis->batches, inst, redis->failures, inst,
+			redis->timeouts, inst, policy_decisions);
 		for (i = 0; i < XRL_HTTP_REDIS_BUCKETS; i++) {
 			cum += redis->hist[i];
-			fprintf(f, "xrl_http_redis_call_seconds_bucket{le=\"%g\"} %lu\n",
-				xrl_http_redis_bucket_s[i], cum);
+			fprintf(f, "xrl_http_redis_call_seconds_bucket{instance=\"%s\",le=\"%g\"} %lu\n",
+				inst, xrl_http_redis_bucket_s[i], cum);
 		}
 		cum += redis->hist[XRL_HTTP_REDIS_BUCKETS];
-		fprintf(f, "xrl_http_redis_call_seconds_bucket{le=\"+Inf\"} %lu\n"
-			"xrl_http_redis_call_seconds_sum %.6f\nxrl_http_redis_call_seconds_count %lu\n",
-			cum, redis->seconds, cum);
+		fprintf(f, "xrl_http_redis_call_seconds_bucket{instance=\"%s\",le=\"+Inf\"} %lu\n"
+			"xrl_http_redis_call_seconds_sum{instance=\"%s\"} %.6f\n"
+			"xrl_http_redis_call_seconds_count{instance=\"%s\"} %lu\n",
+			inst, cum, inst, redis->seconds, inst, cum);
 	}
 	if (h)
 		fprintf(f, "# HELP xrl_http_connections_cut_total Connections the server cut, by why.\n"
 			"# TYPE xrl_http_connections_cut_total counter\n"
-			"xrl_http_connections_cut_total{why=\"header_deadline\"} %lu\n"
-			"xrl_http_connections_cut_total{why=\"crowded\"} %lu\n"
-			"xrl_http_connections_cut_total{why=\"full\"} %lu\n",
-			h->cut_deadline, h->cut_crowded, h->refused);
+			"xrl_http_connections_cut_total{instance=\"%s\",why=\"header_deadline\"} %lu\n"
+			"xrl_http_connections_cut_total{instance=\"%s\",why=\"crowded\"} %lu\n"
+			"xrl_http_connections_cut_total{instance=\"%s\",why=\"full\"} %lu\n",
+			inst, h->cut_deadline, inst, h->cut_crowded, inst, h->refused);
 }

@@ -31,8 +31,11 @@ void xrl_http_metrics_free(struct xrl_http_metrics *m);
 void xrl_http_metrics_decision(struct xrl_http_metrics *m, const struct xrl_http_rules *rules,
 			       const struct xrl_http_figures *per, int n, int pass,
 			       const char *label, __u64 wait_ns);
-/* Write the exposition to f. redis: the --global path's stats or NULL; h: the server's. */
-void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f,
+/*
+ * Write the exposition to f, every series labelled instance="inst" (as the
+ * daemon's are). redis: the --global path's stats or NULL; h: the server's.
+ */
+void xrl_http_metrics_write(struct xrl_http_metrics *m, FILE *f, const char *inst,
 			    const struct xrl_http_redis_stats *redis, unsigned long policy_decisions,
 			    const struct xrl_httpd_stats *h);
 
