@@ -129,8 +129,9 @@ $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 $(BUILD)/test_fleet_keys: tests/unit/test_fleet_keys.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka -ljansson
 # the request layer's rules parser, trusted proxies, fields and decisions (user/http)
+# (and reads docs/grafana-xrl.json's request-layer queries)
 $(BUILD)/test_http: tests/unit/test_http.c $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) $(BPF_HDRS) $(USER_HDRS)
-	$(CC) $(CFLAGS) $< $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)

@@ -18,6 +18,10 @@
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
 #include "xrl_http_headers.h"
+#include "xrl_http_metrics.h"
+#include <jansson.h>
+#include <regex.h>
+#include <stdlib.h>
 
 #define NS 1000000000ull
 #define T0 (1000ull * NS)
@@ -335,6 +339,111 @@ static void test_decide_bounded(void **state)
 	xrl_http_state_free(s);
 }
 
+/* every string under key "expr" in j */
+static void exprs_of(json_t *j, json_t *out)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(j)) {
+		json_object_foreach(j, k, v) {
+			if (!strcmp(k, "expr") && json_is_string(v))
+				json_array_append(out, v);
+			else
+				exprs_of(v, out);
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			exprs_of(v, out);
+	}
+}
+
+/* the TYPE of family name in text, or NULL */
+static const char *type_of(const char *text, const char *name)
+{
+	static char t[32];
+	char want[160];
+	const char *p;
+
+	snprintf(want, sizeof(want), "# TYPE %s ", name);
+	p = strstr(text, want);
+	if (!p)
+		return NULL;
+	sscanf(p + strlen(want), "%31s", t);
+	return t;
+}
+
+/*
+ * The dashboard's request-layer queries (xrl_http_*) name families xrl
+ * http emits, and take rate() only of counters and histogram buckets.
+ */
+static void test_dashboard_http(void **state)
+{
+	struct xrl_http_redis_stats rs = { .calls = 1 };
+	struct xrl_httpd_stats hs = { 0 };
+	struct xrl_http_metrics *m = xrl_http_metrics_new();
+	json_t *dash, *ex = json_array(), *q;
+	json_error_t e;
+	regex_t name_re, rate_re;
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&text, &len);
+	int checked = 0;
+
+	(void)state;
+	xrl_http_metrics_write(m, f, "default", &rs, 0, &hs);
+	fclose(f);
+	dash = json_load_file(XRL_SRC_DIR "/docs/grafana-xrl.json", 0, &e);
+	if (!dash)
+		fail_msg("docs/grafana-xrl.json line %d: %s", e.line, e.text);
+	exprs_of(dash, ex);
+	assert_int_equal(regcomp(&name_re, "xrl_http_[a-z0-9_]+", REG_EXTENDED), 0);
+	assert_int_equal(regcomp(&rate_re, "(rate|increase)\\(\\s*(xrl_http_[a-z0-9_]+)", REG_EXTENDED), 0);
+	json_array_foreach(ex, i, q) {
+		const char *s = json_string_value(q), *p;
+		regmatch_t mm[3];
+
+		for (p = s; regexec(&name_re, p, 1, mm, 0) == 0; p += mm[0].rm_eo) {
+			char name[128], base[128];
+			size_t n = (size_t)(mm[0].rm_eo - mm[0].rm_so), bl;
+			const char *t;
+
+			memcpy(name, p + mm[0].rm_so, n);
+			name[n] = 0;
+			t = type_of(text, name);
+			if (!t) {
+				snprintf(base, sizeof(base), "%s", name);
+				bl = strlen(base);
+				if (bl > 7 && !strcmp(base + bl - 7, "_bucket"))
+					base[bl - 7] = 0;
+				t = type_of(text, base);
+				if (!t || strcmp(t, "histogram"))
+					fail_msg("dashboard query '%s' uses %s, which xrl http does not emit", s, name);
+			}
+			checked++;
+		}
+		for (p = s; regexec(&rate_re, p, 3, mm, 0) == 0; p += mm[0].rm_eo) {
+			char name[128];
+			size_t n = (size_t)(mm[2].rm_eo - mm[2].rm_so);
+			const char *t;
+
+			memcpy(name, p + mm[2].rm_so, n);
+			name[n] = 0;
+			t = type_of(text, name);
+			if (t && strcmp(t, "counter"))
+				fail_msg("dashboard query '%s' takes a rate of the %s %s", s, t, name);
+		}
+	}
+	assert_true(checked >= 6);
+	regfree(&name_re);
+	regfree(&rate_re);
+	json_decref(ex);
+	json_decref(dash);
+	free(text);
+	xrl_http_metrics_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_decide_windows),
 		cmocka_unit_test(test_decide_leaky),
 		cmocka_unit_test(test_decide_bounded),
+		cmocka_unit_test(test_dashboard_http),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
