@@ -4,8 +4,9 @@
 # are far above the load, so the figures are the machinery's cost):
 #   plain        nginx serving a file, no limiter
 #   limit_req    nginx's own limit_req at the same rate as the xrl rule
-#   auth-204     auth_request to a trivial upstream that always answers 204
-#                (what any external decision service costs inside nginx)
+#   auth-204     auth_request to a trivial upstream that always answers 204,
+#                an nginx process of its own on xrl http's CPU (what any
+#                external decision service costs inside nginx)
 #   xrl-local    auth_request to xrl http, local rule, over TCP
 #   xrl-unix     the same over a unix socket
 #   xrl-global   auth_request to xrl http, --global rule, local redis-server
@@ -112,10 +113,6 @@ http {
     upstream xrl_global { server 127.0.0.1:$HTTP_PORT_global; keepalive 16; }
     upstream xrl_unix { server unix:$usock; keepalive 16; }
     server {
-        listen 127.0.0.1:$tport;
-        location = /auth { return 204; }
-    }
-    server {
         listen 127.0.0.1:$nport;
         root $XRLT_TMP/www;
         location /plain { try_files /index.html =404; }
@@ -129,6 +126,29 @@ $(auth_loc xrlunix xrl_unix /auth)
 EOF
 (cd "$dir" && exec taskset -c 0 nginx -c "$dir/nginx.conf" -p "$dir" -g "daemon off; pid $dir/nginx.pid;") \
 	>"$dir/logs/stdout.log" 2>&1 &
+xrlt_track $!
+# the trivial 204 upstream: a process of its own on CPU 0, as xrl http is
+tdir=$XRLT_TMP/trivial
+mkdir -p "$tdir/logs" "$tdir/tmp"
+cat >"$tdir/nginx.conf" <<EOF
+worker_processes 1;
+error_log $tdir/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $tdir/tmp/body;
+    proxy_temp_path $tdir/tmp/proxy;
+    fastcgi_temp_path $tdir/tmp/fastcgi;
+    uwsgi_temp_path $tdir/tmp/uwsgi;
+    scgi_temp_path $tdir/tmp/scgi;
+    server {
+        listen 127.0.0.1:$tport;
+        location = /auth { return 204; }
+    }
+}
+EOF
+(cd "$tdir" && exec taskset -c 0 nginx -c "$tdir/nginx.conf" -p "$tdir" -g "daemon off; pid $tdir/nginx.pid;") \
+	>"$tdir/logs/stdout.log" 2>&1 &
 xrlt_track $!
 http_wait_url "http://127.0.0.1:$nport/plain" || xrlt_fail "nginx did not start: $(tail -3 "$dir/logs/error.log")"
 
