@@ -10,8 +10,9 @@ CFLAGS    ?= -O2 -g
 # upper layers' -I away from the lower layers' objects, so an include across layers fails)
 INC_LIB    := -Ibpf -Iuser/lib -I$(BUILD)
 INC_DAEMON := -Iuser/daemon
+INC_HTTP   := -Iuser/http
 INC_CLI    := -Iuser/cli
-CFLAGS    += -Wall -Wextra $(INC_LIB) $(INC_DAEMON) $(INC_CLI)
+CFLAGS    += -Wall -Wextra $(INC_LIB) $(INC_DAEMON) $(INC_HTTP) $(INC_CLI)
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -Wall -Wextra -I$(ARCH_INC) -Ibpf
 LIBS_BPF  := -lbpf -lelf -lz
 # what the controller library (libxrl.a) links against
@@ -40,6 +41,12 @@ DAEMON_OBJS := $(patsubst user/daemon/%.c,$(BUILD)/%.o,$(DAEMON_SRCS))
 DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
 LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
+# The request layer (user/http/: `xrl http`, the 429 decision service for nginx and other
+# gateways: rules file, keys and trusted proxies, decision, headers, main), $(BUILD)/libxrl_http.a
+# over the daemon side (its HTTP server, log) and the library; the CLI's `xrl http` calls it.
+HTTP_SRCS := $(wildcard user/http/*.c)
+HTTP_OBJS := $(patsubst user/http/%.c,$(BUILD)/%.o,$(HTTP_SRCS))
+LIBXRL_HTTP := $(BUILD)/libxrl_http.a
 # The command line (user/cli/: main and the command table, one file per command family
 # (the `xrl daemon` command's among them), the error and JSON reporter, the live views). A
 # new .c in user/cli/ is in xrl without more.
@@ -51,6 +58,7 @@ UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
 UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
 UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
+UNIT_TESTS += $(BUILD)/test_http   # xrl http: rules, X-Forwarded-For, fields, decisions
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
@@ -83,10 +91,12 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # objects are $(BUILD)/NAME.o whatever the folder; the library's see only user/lib/, the
 # daemon side's user/lib/ and user/daemon/
 $(BUILD)/%.o: user/lib/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
-	$(CC) $(filter-out $(INC_DAEMON) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out $(INC_DAEMON) $(INC_HTTP) $(INC_CLI),$(CFLAGS)) -c $< -o $@
 # the SYN proxy's tc program (bpf/xrl_tc.bpf.c) is loaded from its own skeleton
 $(BUILD)/xrl_tc.o: $(BUILD)/xrl_tc.skel.h
 $(BUILD)/%.o: user/daemon/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
+	$(CC) $(filter-out $(INC_HTTP) $(INC_CLI),$(CFLAGS)) -c $< -o $@
+$(BUILD)/%.o: user/http/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(filter-out $(INC_CLI),$(CFLAGS)) -c $< -o $@
 $(BUILD)/%.o: user/cli/%.c $(BPF_HDRS) $(USER_HDRS) $(BUILD)/xrl.skel.h | $(BUILD)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -97,6 +107,8 @@ $(BUILD)/xrl_scripts_lua.o: user/daemon/xrl_scripts_lua.S $(wildcard user/daemon
 $(LIBXRL): $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(LIBXRL_DAEMON): $(DAEMON_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+$(LIBXRL_HTTP): $(HTTP_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 # xrl --version: git describe, or the VERSION file outside git; libxdp has no
@@ -112,7 +124,7 @@ $(BUILD)/xrl.o: CFLAGS += -DXRL_VERSION='"$(XRL_VERSION)"' -DXRL_PKG_VERSION='"$
 $(BUILD)/xrl.o: $(BUILD)/version.stamp
 FORCE:
 
-$(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_DAEMON) $(LIBXRL)
+$(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL)
 	$(CC) $(CFLAGS) $^ -o $@ $(LIBS_XRL) $(LIBS_DAEMON)
 
 # tests
@@ -128,6 +140,10 @@ $(BUILD)/test_fleet_keys: tests/unit/test_fleet_keys.c $(BUILD)/xrl_fleet_keys.o
 # Redis Cluster routing, linked alone with hiredis: the file holds no connection
 $(BUILD)/test_cluster: tests/unit/test_cluster.c $(BUILD)/xrl_cluster.o
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_cluster.o -o $@ -lcmocka -lhiredis
+# the request layer's rules parser, trusted proxies, fields and decisions (user/http)
+# (and reads docs/grafana-xrl.json's request-layer queries)
+$(BUILD)/test_http: tests/unit/test_http.c $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) $(BPF_HDRS) $(USER_HDRS)
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # reads scripts/etc/rules, the rules file the package installs
 $(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
@@ -231,6 +247,7 @@ define install-files
 	install -D -m 0644 $(BUILD)/xrl.bash $(1)$(2)/share/bash-completion/completions/xrl
 	install -d -m 0755 $(1)$(3) $(1)$(2)/lib/xrl $(1)$(2)/share/doc/xrl/examples
 	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl@.service >$(1)$(3)/xrl@.service && chmod 0644 $(1)$(3)/xrl@.service
+	sed 's|/usr/local/|$(2)/|g' scripts/systemd/xrl-http@.service >$(1)$(3)/xrl-http@.service && chmod 0644 $(1)$(3)/xrl-http@.service
 	sed 's|/usr/local/|$(2)/|g; s|/usr/share/doc/|$(2)/share/doc/|g' scripts/systemd/xrl-unit-start >$(1)$(2)/lib/xrl/xrl-unit-start && chmod 0755 $(1)$(2)/lib/xrl/xrl-unit-start
 	install -m 0644 scripts/deb/copyright $(1)$(2)/share/doc/xrl/copyright
 	install -m 0644 scripts/etc/xrl-NAME.default $(1)$(2)/share/doc/xrl/examples/xrl-NAME.default

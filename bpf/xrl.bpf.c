@@ -10,10 +10,9 @@
 #include "xrl_parse.h"
 #include "xrl_table.h"
 #include "xrl_algo.h"
+#include "xrl_take.h"
 #include "xrl_maps.bpf.h"
 #include "xrl_synproxy.bpf.h"
-
-#define XRL_CAS_TRIES 8
 
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
@@ -197,66 +196,6 @@ static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt
 		c->gen = gen;
 	}
 	return ent ? xrl_scan(ent, p) : 0;
-}
-
-/*
- * Would cost tokens be available in the GCRA word holding tat? Read-only;
- * *next is the word's value after taking them. A fresh bucket (its rule
- * changed) counts as full. For a global rule, floor_ns is the fleet's TAT
- * (0: none): tokens other hosts spent are spent here too.
- */
-static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 last_ns,
-				    __u64 now_ns, __u64 cost, int fresh, __u64 floor_ns,
-				    __u64 *next)
-{
-	__u64 now_u = xrl_to_units(now_ns, g->shift);
-	__u64 base = fresh ? now_u : xrl_gcra_base(tat, last_ns, now_ns, now_u, g->full_ns);
-
-	base = xrl_gcra_floor(base, now_ns, floor_ns, g->shift);
-	return xrl_gcra_admit(base, now_u, g->interval, g->span, cost, next);
-}
-
-/*
- * Take cost tokens from one GCRA word of the entry whose key word is at
- * keyp. 1: taken; 0: over limit (the word was only read); -1: lost the
- * compare-and-swap race XRL_CAS_TRIES times, or the key word is no longer
- * key (another CPU replaced the entry, or stored a new rule version): a
- * replaced entry's TAT is never written for the source it was looked up for
- * (an insert claims the key word before it writes the TAT, so a CAS against
- * the old TAT fails).
- */
-static __always_inline int xrl_take(__u64 *tatp, const __u64 *keyp, __u64 key,
-				    const struct xrl_gcra *g, __u64 last_ns,
-				    __u64 now_ns, __u64 cost, int fresh, __u64 floor_ns)
-{
-	__u64 old, next;
-	int i;
-
-	for (i = 0; i < XRL_CAS_TRIES; i++) {
-		old = *(volatile __u64 *)tatp;
-		if (!xrl_peek(old, g, last_ns, now_ns, cost, fresh, floor_ns, &next))
-			return 0;
-		if (*(volatile const __u64 *)keyp != key)
-			return -1;
-		if (__sync_val_compare_and_swap(tatp, old, next) == old)
-			return 1;
-	}
-	return -1;
-}
-
-/* Give back a packet token (the byte CAS was lost), unless the entry changed hands. */
-static __always_inline void xrl_refund(__u64 *tatp, const __u64 *keyp, __u64 key, __u64 interval)
-{
-	__u64 old;
-	int i;
-
-	for (i = 0; i < XRL_CAS_TRIES; i++) {
-		old = *(volatile __u64 *)tatp;
-		if (*(volatile const __u64 *)keyp != key)
-			return;
-		if (__sync_val_compare_and_swap(tatp, old, old - interval) == old)
-			return;
-	}
 }
 
 /*

@@ -4,8 +4,8 @@
  * compiler's GCRA parameters (xrl_gcra_compile in user/lib/xrl_rule.c) and of
  * the bucket table's pure parts (bpf/xrl_table.h).
  *
- * A small simulator below follows exactly the data path's per-packet
- * procedure:
+ * A small simulator below decides each packet with the data path's own
+ * take (xrl_take of bpf/xrl_take.h), which is:
  *
  *   now_ns = xrl_gcra_clamp(now_ns, last_ns);
  *   now_u = xrl_to_units(now_ns, shift);
@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "xrl_bucket.h"
+#include "xrl_take.h"
 #include "xrl_table.h"
 #include "xrl_rule.h"
 
@@ -76,28 +77,28 @@ static void sim_new(struct sim *s, __u64 tokens, __u64 period_ns, __u64 burst)
 			 (ull)tokens, (ull)period_ns, (ull)burst, err);
 }
 
-/* One packet of cost tokens at now_ns, exactly as the data path decides it. */
+/*
+ * One packet of cost tokens at now_ns, decided by the data path's own take
+ * (bpf/xrl_take.h): the caller clamps the clock, a new bucket is fresh.
+ */
 static int sim_packet(struct sim *s, __u64 now_ns, __u64 cost)
 {
-	__u64 now_u, base, next;
+	const __u64 key = 1;   /* the entry's key word: never replaced here */
+	int fresh = !s->exists, got;
 
 	if (s->exists)
 		now_ns = xrl_gcra_clamp(now_ns, s->last_ns);
-	now_u = xrl_to_units(now_ns, s->g.shift);
-	if (!s->exists) {
-		/* new bucket: starts full */
-		s->tat = now_u;
-		s->last_ns = now_ns;
+	got = xrl_take(&s->tat, &key, key, &s->g, s->last_ns, now_ns, cost, fresh, 0);
+	assert_true(got >= 0);   /* one thread: no lost compare-and-swap */
+	if (fresh) {
+		/* new bucket: starts full, created even when the packet is refused */
+		if (!got)
+			s->tat = xrl_to_units(now_ns, s->g.shift);
 		s->exists = 1;
-		base = now_u;
-	} else {
-		base = xrl_gcra_base(s->tat, s->last_ns, now_ns, now_u, s->g.full_ns);
 	}
-	if (!xrl_gcra_admit(base, now_u, s->g.interval, s->g.span, cost, &next))
-		return 0;
-	s->tat = next;
-	s->last_ns = now_ns;
-	return 1;
+	if (got || fresh)
+		s->last_ns = now_ns;
+	return got;
 }
 
 /* n packets of cost 1 at the same instant; how many passed. */

@@ -155,6 +155,12 @@ static const struct xrl_cmd commands[] = {
 		     "through Redis.",
 	  .example = "xrl daemon --rules /etc/xrl/rules --metrics\n"
 		     "xrl daemon --redis redis://10.0.0.5:6379 --metrics 0.0.0.0:9464" },
+	{ .name = "http", .fn = xrl_cmd_http, .args = "", .opts = &xrl_http_opts,
+	  .summary = "Run the request layer's decision service in the foreground: nginx "
+		     "auth_request (GET /auth: 204 or 403) and other gateways (GET /check: 200 or "
+		     "429) ask it per request, with RateLimit and Retry-After headers.",
+	  .example = "xrl http --rules /etc/xrl/http-rules --listen 127.0.0.1:9480\n"
+		     "xrl http --rules http-rules --trusted-proxy 10.0.0.0/8" },
 	{ .name = "help", .fn = cmd_help, .args = "[COMMAND [SUBCOMMAND] | options]",
 	  .summary = "Show the usage of every command, or one command's usage, options, value "
 		     "syntax and examples; 'options' lists every command's options.",

@@ -47,6 +47,9 @@ extern const struct xrl_cmd_table xrl_rule_cmds;
 int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv);
 int xrl_cmd_daemon(struct xrl_ctx *ctx, int argc, char **argv);
+/* http (xrl_cmd_http.c): the request layer's service, user/http/ */
+int xrl_cmd_http(struct xrl_ctx *ctx, int argc, char **argv);
+extern const struct xrl_opt_table xrl_http_opts;
 /* block list | del (xrl_cmd_block.c): --block's penalty box */
 int xrl_cmd_block(struct xrl_ctx *ctx, int argc, char **argv);
 extern const struct xrl_cmd_table xrl_block_cmds;

@@ -45,6 +45,8 @@ static const struct {
 		 "keeps the password off the command line)" },
 	{ "ADDR:PORT", "an address and a port to listen on: 127.0.0.1:9464, 0.0.0.0:9464" },
 	{ "ID", "any text without spaces" },
+	{ "CIDR", "an IPv4 or IPv6 address with an optional /LEN, host bits clear: 10.0.0.0/8, "
+		  "fd00::/8, 127.0.0.1" },
 };
 
 static const char *value_syntax(const char *word)

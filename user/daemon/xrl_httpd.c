@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -366,6 +368,68 @@ struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_htt
 		h->watchdog_started = true;
 	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : port;
+	return h;
+}
+
+struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handler, void *arg,
+				       char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct xrl_httpd *h;
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "unix:%s: a socket path has at most %zu characters", path,
+			 sizeof(sun.sun_path) - 1);
+		return NULL;
+	}
+	if (!lstat(path, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "unix:%s: exists and is not a socket: choose another path",
+				 path);
+			return NULL;
+		}
+		unlink(path);   /* a stale socket of an earlier run */
+	}
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || chmod(path, 0666) ||
+	    listen(fd, 128)) {
+		snprintf(err, errlen, "unix:%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->handler = handler;
+	h->arg = arg;
+	pthread_mutex_init(&h->conn_lock, NULL);
+	h->conns.next = h->conns.prev = &h->conns;
+	/* as xrl_httpd_start, on the socket made here (no per-address cap: peers have none) */
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+				  MHD_USE_POLL,
+				  0, NULL, NULL, on_request, h,
+				  MHD_OPTION_LISTEN_SOCKET, fd,
+				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONN_CAP,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+				  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				  MHD_OPTION_END);
+	if (!h->mhd) {
+		snprintf(err, errlen, "unix:%s: libmicrohttpd could not start its server thread", path);
+		close(fd);
+		pthread_mutex_destroy(&h->conn_lock);
+		free(h);
+		return NULL;
+	}
+	if (pthread_create(&h->watchdog, NULL, watchdog, h) == 0)
+		h->watchdog_started = true;
 	return h;
 }
 

@@ -48,6 +48,14 @@ struct xrl_httpd;
  */
 struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_httpd_handler handler,
 				  void *arg, char *err, size_t errlen);
+/*
+ * The same on a unix socket at path (a stale socket file there is
+ * replaced; anything else is refused), mode 0666: who may connect is a
+ * matter of the directory's permissions. A peer on it has no address (the
+ * connection limits count all of them as one).
+ */
+struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handler, void *arg,
+				       char *err, size_t errlen);
 /* The port it listens on (the one chosen when port was 0). */
 unsigned short xrl_httpd_port(const struct xrl_httpd *h);
 /* Stop: waits for the connection threads. NULL does nothing. */

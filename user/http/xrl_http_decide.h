@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The decision: a request against every rule that matches its path and
+ * method, each keyed by its own key, on per-key state in bounded tables
+ * (least recently seen evicted) decided by the data path's own procedures
+ * (bpf/xrl_take.h, bpf/xrl_algo.h). It passes only if every rule passes; a
+ * refused request takes nothing from any rule.
+ */
+#ifndef XRL_HTTP_DECIDE_H
+#define XRL_HTTP_DECIDE_H
+
+#include <pthread.h>
+#include <linux/types.h>
+
+#include "xrl_http_rules.h"
+
+/* per-key state tables: keys per rule at most (sets of XRL_HTTP_WAYS, least recently seen out) */
+#define XRL_HTTP_WAYS 8
+#define XRL_HTTP_KEYS_DEFAULT 65536
+#define XRL_HTTP_LOG_KEYS_DEFAULT 8192   /* a sliding-log key holds 64 slots */
+
+/* a rule's figures for the answer's headers */
+struct xrl_http_figures {
+	int rule;             /* index in the rule set; -1: no rule matched */
+	int pass;
+	__u64 quota;          /* q: the rule's count per window */
+	__u32 window_s;       /* w */
+	__u64 remaining;      /* r */
+	__u64 reset_s;        /* t: seconds until the quota is whole again (token bucket: full) */
+	__u64 retry_s;        /* Retry-After on a refusal: whole seconds, rounded up */
+	__u64 delay_ns;       /* leaky bucket: hold the answer this long */
+	int missing;          /* refused for want of its key (--missing refuse) */
+	__u64 key;            /* the rule's key of the request, as this process hashes it */
+};
+
+struct xrl_http_entry {
+	__u64 key;            /* keyed hash of the rule's key; 0 empty */
+	__u64 seen_ns;        /* last request */
+	__u64 word;           /* GCRA TAT, window word or log word */
+	__u64 last_ns;        /* GCRA: the clock of the last take */
+};
+
+struct xrl_http_table {
+	struct xrl_http_entry *e;
+	__u64 *rings;         /* sliding log: XRL_LOG_MAX slots per entry */
+	__u32 sets;           /* power of two */
+};
+
+struct xrl_http_state {
+	struct xrl_http_rules rules;
+	struct xrl_http_table tab[XRL_HTTP_MAX_RULES];
+	__u64 seed[2];
+	pthread_mutex_t lock;   /* one decision at a time: all its rules' words move together */
+	unsigned long evicted;
+};
+
+/* What the request shows, for the keys. */
+struct xrl_http_request {
+	const char *method;
+	const char *uri;       /* path?query */
+	const char *client;    /* the client address's text (after trusted proxies) */
+	const void *client_addr;   /* struct xrl_http_addr */
+	/* a header's value, or NULL */
+	const char *(*header)(void *arg, const char *name);
+	void *header_arg;
+};
+
+/* What --global rules do when Redis does not answer in time. */
+enum xrl_http_failure { XRL_HTTP_FAIL_LOCAL, XRL_HTTP_FAIL_OPEN, XRL_HTTP_FAIL_CLOSED };
+
+/*
+ * The --global rules' decider (xrl_http_redis_decide): 1 pass, 0 refuse
+ * (figures in f), -1 no answer in time. gkey: the rule's key as a hash that
+ * every service computes alike (no per-process seed).
+ */
+struct xrl_http_global {
+	int (*decide)(void *arg, const struct xrl_http_rule *r, const char *gkey,
+		      struct xrl_http_figures *f);
+	void *arg;
+	enum xrl_http_failure policy;
+	unsigned long failed;   /* decisions taken by the policy (atomic) */
+};
+
+/* New state for rules (copied); keys per rule table; NULL on no memory. */
+struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys);
+void xrl_http_state_free(struct xrl_http_state *s);
+
+/*
+ * Decide req at now_ns (CLOCK_MONOTONIC; rt_off: CLOCK_REALTIME minus it, for
+ * the windows' UTC alignment). g: the --global rules' decider (NULL: they
+ * are judged locally). f: the figures of the answer (the most
+ * restrictive rule's); per: each matching rule's (index rule), n_per out.
+ * 1 pass, 0 refuse.
+ */
+int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
+		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
+		    struct xrl_http_figures *per, int *n_per);
+
+#endif /* XRL_HTTP_DECIDE_H */

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xrl http (xrl_http.h): options, the rule set's life (load, SIGHUP
+ * reload kept atomic: a bad file changes nothing), the hardened HTTP server
+ * (user/daemon/xrl_httpd.c) and its handler: GET /auth (204 pass, 403
+ * refuse: what nginx auth_request accepts) and GET /check (200, or 429
+ * with an RFC 9457 problem body), both with the RateLimit fields.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xrl_http.h"
+#include "xrl_http_client.h"
+#include "xrl_http_decide.h"
+#include "xrl_http_headers.h"
+#include "xrl_http_metrics.h"
+#include "xrl_http_redis.h"
+#include "xrl_http_rules.h"
+#include "xrl_httpd.h"
+#include "xrl_log.h"
+
+struct service {
+	struct xrl_http_proxies proxies;
+	pthread_rwlock_t lock;          /* readers: decisions; writer: a reload's swap */
+	struct xrl_http_state *state;
+	__u32 max_keys;
+	unsigned long decisions[2];     /* refused, passed */
+	struct xrl_http_redis *redis;   /* --redis; NULL: none */
+	struct xrl_http_metrics *metrics;
+	char instance[65];
+	struct xrl_httpd *httpd;
+	struct xrl_http_global global;
+};
+
+static int global_decide(void *arg, const struct xrl_http_rule *r, const char *gkey,
+			 struct xrl_http_figures *f)
+{
+	return xrl_http_redis_decide(arg, r, gkey, f);
+}
+
+static struct service svc;
+
+static __u64 clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+/*
+ * State for rules: a rule unchanged since the old set (same name, same
+ * words) keeps its keys' state; the others start afresh.
+ */
+static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
+					struct xrl_http_state *old)
+{
+	struct xrl_http_state *s = xrl_http_state_new(rules, svc.max_keys);
+	int i, j;
+
+	if (!s || !old)
+		return s;
+	for (i = 0; i < s->rules.n; i++)
+		for (j = 0; j < old->rules.n; j++)
+			if (!memcmp(&s->rules.rule[i], &old->rules.rule[j], sizeof(s->rules.rule[i]))) {
+				struct xrl_http_table t = s->tab[i];
+
+				s->tab[i] = old->tab[j];
+				old->tab[j] = t;
+				break;
+			}
+	/* the old keys' hashes are only valid under the old seed */
+	memcpy(s->seed, old->seed, sizeof(s->seed));
+	return s;
+}
+
+static int load_rules(const char *file, int reload)
+{
+	static struct xrl_http_rules rules;
+	struct xrl_http_state *s, *old;
+	char err[512];
+
+	if (xrl_http_rules_read(file, &rules, err, sizeof(err))) {
+		xrl_log(XRL_LOG_ERR, "%s%s", err, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	pthread_rwlock_wrlock(&svc.lock);
+	old = svc.state;
+	s = state_for(&rules, old);
+	if (!s) {
+		pthread_rwlock_unlock(&svc.lock);
+		xrl_log(XRL_LOG_ERR, "%s: out of memory for the keys' tables (--max-keys %u)%s",
+			file, svc.max_keys, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	svc.state = s;
+	pthread_rwlock_unlock(&svc.lock);
+	xrl_http_state_free(old);
+	xrl_log(XRL_LOG_INFO, "%s %d rule%s from %s", reload ? "reloaded" : "loaded", rules.n,
+		rules.n == 1 ? "" : "s", file);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static const char *header_of(void *arg, const char *name)
+{
+	return MHD_lookup_connection_value(arg, MHD_HEADER_KIND, name);
+}
+
+struct joined {
+	char buf[4096];
+	size_t len;
+	int over;
+};
+
+/* every X-Forwarded-For field of the request, joined by commas as RFC 9110 allows */
+static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct joined *j = cls;
+	size_t n = strlen(value);
+
+	(void)kind;
+	if (strcasecmp(key, "X-Forwarded-For"))
+		return MHD_YES;
+	if (j->len + n + 2 > sizeof(j->buf)) {
+		j->over = 1;
+		return MHD_NO;
+	}
+	if (j->len)
+		j->buf[j->len++] = ',';
+	memcpy(j->buf + j->len, value, n);
+	j->len += n;
+	j->buf[j->len] = 0;
+	return MHD_YES;
+}
+
+static int peer_of(struct MHD_Connection *c, struct xrl_http_addr *a)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	memset(a, 0, sizeof(*a));
+	if (sa && sa->sa_family == AF_UNIX) {
+		/* a peer on the unix socket is this host: 127.0.0.1 (for --trusted-proxy) */
+		a->a[10] = a->a[11] = 0xff;
+		a->a[12] = 127;
+		a->a[15] = 1;
+		a->v4 = 1;
+		return 0;
+	}
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(a->a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		a->a[10] = a->a[11] = 0xff;
+		a->v4 = 1;
+		return 0;
+	}
+	if (sa && sa->sa_family == AF_INET6) {
+		static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+		memcpy(a->a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		a->v4 = !memcmp(a->a, mapped, 12);
+		return 0;
+	}
+	return -1;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
+			      const char *body, const struct xrl_http_rule *r,
+			      const struct xrl_http_figures *f)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+	char v[256];
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	if (r) {
+		xrl_http_policy_field(r->name, f, v, sizeof(v));
+		MHD_add_response_header(resp, "RateLimit-Policy", v);
+		xrl_http_ratelimit_field(r->name, f, v, sizeof(v));
+		MHD_add_response_header(resp, "RateLimit", v);
+		if (!f->pass) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)f->retry_s);
+			MHD_add_response_header(resp, "Retry-After", v);
+		}
+	}
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const char *msg)
+{
+	return answer(c, status, "text/plain; charset=utf-8", msg, NULL, NULL);
+}
+
+static enum MHD_Result decide(struct MHD_Connection *c, int auth)
+{
+	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
+	const char *uri = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-URI");
+	const char *method = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-Method");
+	const char *real = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
+	struct xrl_http_figures f, per[XRL_HTTP_MAX_RULES];
+	struct xrl_http_addr peer, client;
+	struct xrl_http_rule rule;
+	struct joined xff = { .len = 0 };
+	char addr[INET6_ADDRSTRLEN], body[512];
+	struct xrl_http_request req;
+	int n, pass, have_rule;
+
+	if (!uri || uri[0] != '/')
+		return text(c, 400, "xrl http: X-Original-URI is missing or not a path: the proxy "
+			    "must send the request's URI (nginx: proxy_set_header X-Original-URI "
+			    "$request_uri)\n");
+	if (peer_of(c, &peer))
+		return text(c, 500, "xrl http: the connection has no address\n");
+	MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &xff);
+	if (xff.over)
+		return text(c, 400, "xrl http: X-Forwarded-For longer than 4 KiB\n");
+	if (xrl_http_client(&svc.proxies, &peer, xff.len ? xff.buf : NULL, real, &client))
+		return text(c, 400, "xrl http: a trusted proxy sent an X-Forwarded-For or X-Real-IP "
+			    "that is not a list of addresses\n");
+	xrl_http_addr_format(&client, addr, sizeof(addr));
+	req.method = method && *method ? method : "GET";
+	req.uri = uri;
+	req.client = addr;
+	req.client_addr = &client;
+	req.header = header_of;
+	req.header_arg = c;
+
+	pthread_rwlock_rdlock(&svc.lock);
+	{
+		__u64 mono = clock_ns(CLOCK_MONOTONIC), real_ns = clock_ns(CLOCK_REALTIME);
+
+		pass = xrl_http_decide(svc.state, &req, mono, real_ns - mono,
+				       svc.redis ? &svc.global : NULL, &f, per, &n);
+	}
+	have_rule = f.rule >= 0;
+	if (have_rule) {
+		char label[64];
+		const struct xrl_http_rule *rr = &svc.state->rules.rule[f.rule];
+		int i, by_ip = 1;
+
+		rule = *rr;
+		for (i = 0; i < rr->nkeys; i++)
+			by_ip &= rr->keys[i].kind == XRL_HTTP_KEY_IP;
+		/* a header or argument may be a secret (an API key): only its hash is shown */
+		if (by_ip)
+			snprintf(label, sizeof(label), "%s", addr);
+		else
+			snprintf(label, sizeof(label), "hash:%016llx", (unsigned long long)f.key);
+		xrl_http_metrics_decision(svc.metrics, &svc.state->rules, per, n, pass,
+					  pass || f.missing ? NULL : label, pass ? f.delay_ns : 0);
+	}
+	pthread_rwlock_unlock(&svc.lock);
+	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
+	if (!have_rule)
+		f = none;
+	if (pass && f.delay_ns) {
+		/* leaky bucket: the answer waits for the request's slot */
+		struct timespec ts = { (time_t)(f.delay_ns / 1000000000ull),
+				       (long)(f.delay_ns % 1000000000ull) };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	if (auth)
+		return answer(c, pass ? 204 : 403, "text/plain; charset=utf-8", "",
+			      have_rule ? &rule : NULL, &f);
+	if (pass)
+		return answer(c, 200, "text/plain; charset=utf-8", "", have_rule ? &rule : NULL, &f);
+	xrl_http_problem_body(rule.name, &f, body, sizeof(body));
+	return answer(c, 429, "application/problem+json", body, &rule, &f);
+}
+
+static enum MHD_Result metrics(struct MHD_Connection *c)
+{
+	struct xrl_http_redis_stats rs;
+	struct xrl_httpd_stats hs;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	enum MHD_Result ret;
+
+	if (!f)
+		return text(c, 500, "xrl http: out of memory\n");
+	if (svc.redis)
+		xrl_http_redis_stats(svc.redis, &rs);
+	memset(&hs, 0, sizeof(hs));
+	if (svc.httpd)
+		xrl_httpd_stats(svc.httpd, &hs);
+	xrl_http_metrics_write(svc.metrics, f, svc.instance, svc.redis ? &rs : NULL,
+			       __atomic_load_n(&svc.global.failed, __ATOMIC_RELAXED), &hs);
+	fclose(f);
+	ret = answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", buf ? buf : "", NULL, NULL);
+	free(buf);
+	return ret;
+}
+
+static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *upload_data, size_t *upload_data_size,
+			      void **con_cls)
+{
+	static int headers_seen, body_seen;
+
+	(void)arg;
+	(void)upload_data;
+	/*
+	 * The first call comes with the headers: answering then, before MHD has
+	 * read the (empty) rest of the request, makes it close the connection;
+	 * answer on the last call, and nginx's keepalive connections stay open.
+	 * A wrong method is answered at once (the connection then closes).
+	 */
+	if (!*con_cls) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return xrl_httpd_reply_405(c, "GET, HEAD", "xrl http: GET /auth or GET /check\n");
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;   /* read and dropped */
+		*con_cls = &body_seen;
+		return MHD_YES;
+	}
+	if (*con_cls == &body_seen)
+		return text(c, 413, "xrl http: requests carry no body\n");
+	if (!strcmp(url, "/auth"))
+		return decide(c, 1);
+	if (!strcmp(url, "/check"))
+		return decide(c, 0);
+	if (!strcmp(url, "/healthz"))
+		return text(c, 200, "ok\n");
+	if (!strcmp(url, "/metrics"))
+		return metrics(c);
+	return text(c, 404, "xrl http: GET /auth (nginx auth_request) or GET /check\n");
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* "ADDR:PORT" or "[ADDR]:PORT" */
+static int parse_listen(const char *s, char *addr, size_t len, unsigned short *port)
+{
+	const char *colon = strrchr(s, ':'), *a = s;
+	size_t alen;
+	char *end;
+	long p;
+
+	if (!colon || colon == s)
+		return -1;
+	alen = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (colon[-1] != ']')
+			return -1;
+		a = s + 1;
+		alen -= 2;
+	}
+	if (alen >= len)
+		return -1;
+	memcpy(addr, a, alen);
+	addr[alen] = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || p < 0 || p > 65535)
+		return -1;
+	*port = (unsigned short)p;
+	return 0;
+}
+
+int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
+{
+	const char *listen = o->listen ? o->listen : XRL_HTTP_DEFAULT_LISTEN;
+	char addr[INET6_ADDRSTRLEN + 2], why[512];
+	struct xrl_httpd *h;
+	unsigned short port = 0;
+	sigset_t sigs;
+	int sig;
+
+	svc.max_keys = o->max_keys ? (__u32)o->max_keys : XRL_HTTP_KEYS_DEFAULT;
+	if (!o->rules) {
+		snprintf(err, errlen, "--rules FILE is required: the request rules, one a line");
+		return 2;
+	}
+	if (o->trusted) {
+		char list[1024], *save = NULL, *c;
+
+		snprintf(list, sizeof(list), "%s", o->trusted);
+		for (c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
+			if (xrl_http_proxy_add(&svc.proxies, c, err, errlen))
+				return 2;
+	}
+	if (strncmp(listen, "unix:", 5) && parse_listen(listen, addr, sizeof(addr), &port)) {
+		snprintf(err, errlen, "--listen '%s': ADDR:PORT, [ADDR6]:PORT or unix:PATH", listen);
+		return 2;
+	}
+	if (!strncmp(listen, "unix:", 5) && listen[5] != '/') {
+		snprintf(err, errlen, "--listen '%s': unix: takes an absolute path", listen);
+		return 2;
+	}
+	if (xrl_log_init(o->log_format ? o->log_format : "text",
+			 o->instance ? o->instance : "default")) {
+		snprintf(err, errlen, "--log-format: text or json");
+		return 2;
+	}
+	pthread_rwlock_init(&svc.lock, NULL);
+	snprintf(svc.instance, sizeof(svc.instance), "%s", o->instance ? o->instance : "default");
+	svc.metrics = xrl_http_metrics_new();
+	if (!svc.metrics) {
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	if (load_rules(o->rules, 0))
+		return 1;
+	if (o->redis) {
+		char host[96];
+
+		snprintf(host, sizeof(host), "http/%s", o->instance ? o->instance : "default");
+		svc.redis = xrl_http_redis_start(o->redis, o->redis_timeout_ms ? (unsigned)o->redis_timeout_ms :
+						 XRL_HTTP_REDIS_TIMEOUT_MS, host, why, sizeof(why));
+		if (!svc.redis) {
+			snprintf(err, errlen, "--redis: %s", why);
+			return 2;
+		}
+		svc.global.decide = global_decide;
+		svc.global.arg = svc.redis;
+		svc.global.policy = o->failure == 1 ? XRL_HTTP_FAIL_OPEN :
+				    o->failure == 2 ? XRL_HTTP_FAIL_CLOSED : XRL_HTTP_FAIL_LOCAL;
+	}
+	/* the server's threads inherit the mask: the signals come to sigwait below */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (!strncmp(listen, "unix:", 5))
+		h = xrl_httpd_start_unix(listen + 5, handle, NULL, why, sizeof(why));
+	else
+		h = xrl_httpd_start(addr, port, handle, NULL, why, sizeof(why));
+	if (!h) {
+		xrl_log(XRL_LOG_ERR, "--listen %s", why);
+		return 1;
+	}
+	svc.httpd = h;
+	xrl_log(XRL_LOG_INFO, "answering on %s (GET /auth, GET /check, GET /metrics)", listen);
+	for (;;) {
+		if (sigwait(&sigs, &sig))
+			continue;
+		if (sig == SIGHUP) {
+			load_rules(o->rules, 1);
+			continue;
+		}
+		break;
+	}
+	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	xrl_httpd_stop(h);
+	if (!strncmp(listen, "unix:", 5))
+		unlink(listen + 5);
+	xrl_http_redis_stop(svc.redis);
+	xrl_http_state_free(svc.state);
+	return 0;
+}
