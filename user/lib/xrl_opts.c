@@ -3,13 +3,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xrl_opts.h"
-#include "xrl_rule.h"
+#include "xrl_units.h"
 
 void xrl_opt_store(void *obj, size_t off, size_t size, unsigned long long v)
 {
