@@ -122,9 +122,9 @@ $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 # the fleet's key names, linked without libbpf: the file reads no map
 $(BUILD)/test_fleet_keys: tests/unit/test_fleet_keys.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka -ljansson
-# reads scripts/etc/rules, the rules file the package installs
-$(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
-	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+# reads scripts/etc/rules, the rules file the package installs; names rules as the fleet does
+$(BUILD)/test_rule: tests/unit/test_rule.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # issue 12: evasion by parsing, exact fixtures; and the parser against an independent model

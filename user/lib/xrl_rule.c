@@ -76,73 +76,222 @@ static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *
 #define MATCH (1u << XRL_RULE_MATCH)
 #define DEF(member) XRL_OPT_FIELD(struct xrl_rule_def, member)
 #define DEF2(member) XRL_OPT_FIELD2(struct xrl_rule_def, member)
+/* the field of struct xrl_rule the data path reads, where compiling is a plain copy */
+#define RULE(member) XRL_OPT_COPY(struct xrl_rule, member)
+#define RULE2(member) XRL_OPT_COPY2(struct xrl_rule, member)
 
 /* rows of xrl_rule_opts, for rule_check */
 enum {
 	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_NEW_SOURCES, RO_NEW_BURST, RO_TOTAL,
-	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
-	RO_GLOBAL,
-	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE,
-	RO_SYN_PROXY,   /* --syn-proxy */
+	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN, RO_GLOBAL, RO_ALGO,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_SYN_PROXY,
 	RO_N,
 };
 
+static const struct xrl_opt rule_opts[RO_N];
+
+static const char *period_unit(__u32 period)
+{
+	return period == 3600 ? "h" : period == 60 ? "m" : "s";
+}
+
+/* a rate, "--NAME N/UNIT": its count is 1 or more when given, 0 when not */
+static int fmt_rate(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	unsigned long long v = xrl_opt_load(obj, o->off, o->size);
+
+	if (!v)
+		return 0;
+	return snprintf(buf, len, " --%s %llu/%s", o->name, v,
+			period_unit((__u32)xrl_opt_load(obj, o->off2, o->size2)));
+}
+
+/* a number, when it is not 0 (--bytes: 1 or more when given) */
+static int fmt_count(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	unsigned long long v = xrl_opt_load(obj, o->off, o->size);
+
+	return v ? snprintf(buf, len, " --%s %llu", o->name, v) : 0;
+}
+
+/* a number that qualifies the row o->with names (--new-burst: --new-sources), with it */
+static int fmt_with(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_opt *w = &rule_opts[o->with - 1];
+
+	if (!xrl_opt_load(obj, w->off, w->size))
+		return 0;
+	return snprintf(buf, len, " --%s %llu", o->name, xrl_opt_load(obj, o->off, o->size));
+}
+
+/* --burst: a token bucket's; a window algorithm has none */
+static int fmt_burst(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->algo == XRL_ALGO_TOKEN_BUCKET ? fmt_with(o, obj, buf, len) : 0;
+}
+
+/* --proto, unless --syn alone implies it (--syn --dport needs it written) */
+static int fmt_proto(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (!(d->flags & XRL_F_PROTO) ||
+	    (d->flags & XRL_F_SYN && d->proto == IPPROTO_TCP && !(d->flags & XRL_F_DPORT)))
+		return 0;
+	return snprintf(buf, len, " --%s %s", o->name, xrl_proto_name(d->proto));
+}
+
+static int fmt_dport(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->flags & XRL_F_DPORT ? snprintf(buf, len, " --%s %u", o->name, d->dport) : 0;
+}
+
+static int fmt_algo(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (d->algo == XRL_ALGO_TOKEN_BUCKET)
+		return 0;
+	return snprintf(buf, len, " --%s %s", o->name, xrl_algo_name(d->algo));
+}
+
+/* --per: every limit rule has its length (a default when not given) */
+static int fmt_per(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->action == XRL_ACT_LIMIT ? snprintf(buf, len, " --%s %u", o->name, d->per_len) : 0;
+}
+
+static int fmt_block(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+	char dur[32];
+
+	if (!(d->policy & XRL_P_BLOCK))
+		return 0;
+	xrl_duration_format(d->block_ns, dur, sizeof(dur));
+	return snprintf(buf, len, " --%s %s", o->name, dur);
+}
+
+/* stores nothing: a --block rule whose sources are not proven was given it */
+static int fmt_block_spoofable(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (!(d->policy & XRL_P_BLOCK) || xrl_rule_source_proven(d))
+		return 0;
+	return snprintf(buf, len, " --%s", o->name);
+}
+
+/*
+ * One row per rule word: parsing (parse, the field(s), range), the modes
+ * that take it, `rule save`'s text (format, at save_rank), equality (the
+ * fields of the rows that are not match words: xrl_rule_same_params), the
+ * plain copies of compiling (RULE), and an example the round-trip test of
+ * every row uses. Checks across words and defaults derived from other
+ * words are in rule_check; GCRA parameters in xrl_rule_compile.
+ *
+ * save_rank is the order of the words in `rule save`'s text. The fleet
+ * names a rule in Redis by a hash of that text, so the order of the words
+ * of existing rows must stay: a new row takes a rank after the others.
+ */
 static const struct xrl_opt rule_opts[RO_N] = {
 	[RO_RATE] = { "rate", 0, "RATE", xrl_opt_rate, DEF(rate), DEF2(rate_period), ADD,
-		      XRL_OPT_CHOICE, .help = "limit to RATE packets per source: N[/s|/m|/h]" },
+		      XRL_OPT_CHOICE, .help = "limit to RATE packets per source: N[/s|/m|/h]",
+		      .format = fmt_rate, .save_rank = 5, .example = "--rate 100/s" },
 	[RO_BURST] = { "burst", 0, "N", xrl_opt_uint, DEF(burst), .modes = ADD, .min = 1,
 		       .max = 0xffffffffULL, .what = "burst",
-		       .help = "packets a source may send at once (default: the rate per second)" },
+		       .help = "packets a source may send at once (default: the rate per second)",
+		       .format = fmt_burst, .save_rank = 7, XRL_OPT_WITH(RO_RATE),
+		       .example = "--rate 6000/m --burst 7" },
 	[RO_BYTES] = { "bytes", 0, "RATE", xrl_opt_size, DEF(byte_rate), .modes = ADD,
 		       .max = XRL_MAX_BYTE_RATE, .what = "byte rate",
-		       .help = "limit to RATE bytes per second (beside --rate, or alone: a byte-only rule)" },
+		       .help = "limit to RATE bytes per second (beside --rate, or alone: a byte-only rule)",
+		       .format = fmt_count, .save_rank = 8, .example = "--bytes 10M" },
 	[RO_BYTES_BURST] = { "bytes-burst", 0, "SIZE", xrl_opt_size, DEF(byte_burst), .modes = ADD,
 			     .max = XRL_MAX_BYTE_BURST, .what = "byte burst",
-			     .help = "bytes a source may send at once (default: the byte rate)" },
+			     .help = "bytes a source may send at once (default: the byte rate)",
+			     .format = fmt_with, .save_rank = 9, XRL_OPT_WITH(RO_BYTES),
+			     .example = "--rate 10/s --bytes 1M --bytes-burst 64k" },
 	[RO_NEW_SOURCES] = { "new-sources", 0, "RATE", xrl_opt_rate, DEF(new_rate), DEF2(new_period),
 			     .modes = ADD,
-			     .help = "give at most RATE new sources a bucket: N[/s|/m|/h] (per host)" },
+			     .help = "give at most RATE new sources a bucket: N[/s|/m|/h] (per host)",
+			     .format = fmt_rate, .save_rank = 10,
+			     .example = "--rate 10/s --new-sources 50/m" },
 	[RO_NEW_BURST] = { "new-burst", 0, "N", xrl_opt_uint, DEF(new_burst), .modes = ADD, .min = 1,
 			   .max = 0xffffffffULL, .what = "new-source burst",
-			   .help = "new sources at once (default: the new-source rate per second)" },
+			   .help = "new sources at once (default: the new-source rate per second)",
+			   .format = fmt_with, .save_rank = 11, XRL_OPT_WITH(RO_NEW_SOURCES),
+			   .example = "--rate 10/s --new-sources 5/s --new-burst 9" },
 	[RO_TOTAL] = { "total", 0, "RATE", xrl_opt_rate, DEF(total_rate), DEF2(total_period),
 		       .modes = ADD,
-		       .help = "also cap all sources of the rule together at RATE packets: N[/s|/m|/h]" },
+		       .help = "also cap all sources of the rule together at RATE packets: N[/s|/m|/h]",
+		       .format = fmt_rate, .save_rank = 12, .example = "--rate 10/s --total 1000/h" },
 	[RO_TOTAL_BURST] = { "total-burst", 0, "N", xrl_opt_uint, DEF(total_burst), .modes = ADD,
 			     .min = 1, .max = 0xffffffffULL, .what = "total burst",
-			     .help = "packets all sources may send at once (default: the total rate per second)" },
+			     .help = "packets all sources may send at once (default: the total rate per second)",
+			     .format = fmt_with, .save_rank = 13, XRL_OPT_WITH(RO_TOTAL),
+			     .example = "--rate 10/s --total 100/s --total-burst 150" },
 	[RO_PER] = { "per", 0, "LEN", xrl_opt_uint, DEF(per_len), .modes = ADD, .max = 128,
 		     .what = "--per length",
-		     .help = "one bucket per /LEN block of sources (default /32, /64)" },
+		     .help = "one bucket per /LEN block of sources (default /32, /64)",
+		     .format = fmt_per, .save_rank = 14, RULE(per_len),
+		     .example = "--rate 10/s --per 24" },
 	[RO_PROTO] = { "proto", 0, "tcp|udp|icmp|icmpv6", opt_proto, DEF(proto), DEF2(flags),
-		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol" },
+		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol",
+		       .format = fmt_proto, .save_rank = 0, RULE(proto), RULE2(flags),
+		       .example = "--proto udp --rate 10/s" },
 	[RO_DPORT] = { "dport", 0, "PORT", xrl_opt_uint, DEF(dport), .modes = ADD | MATCH,
-		       .max = 65535, .what = "port", .help = "match the destination port" },
+		       .max = 65535, .what = "port", .help = "match the destination port",
+		       .format = fmt_dport, .save_rank = 1, RULE(dport),
+		       .example = "--proto tcp --dport 443 --rate 10/s" },
 	[RO_SYN] = { "syn", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD | MATCH,
-		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK" },
+		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK",
+		     .format = xrl_opt_format_flag, .save_rank = 2, RULE(flags),
+		     .example = "--syn --rate 10/s" },
+	/* its field, flags, also holds the bits rule_check derives (XRL_F_BYTES, ...): compared whole */
 	[RO_GLOBAL] = { "global", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD,
-			.val = XRL_F_GLOBAL, .help = "share the budget across the fleet (xrl daemon)" },
-	[RO_ALLOW] = { "allow", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
-		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet" },
-	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
-		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet" },
-	/* --algo */
+			.val = XRL_F_GLOBAL, .help = "share the budget across the fleet (xrl daemon)",
+			.format = xrl_opt_format_flag, .save_rank = 15, RULE(flags),
+			.example = "--rate 10/s --global" },
 	[RO_ALGO] = { "algo", 0, "ALGO", xrl_opt_enum, DEF(algo), .modes = ADD, .what = XRL_ALGO_NAMES,
-		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log" },
+		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log",
+		      .format = fmt_algo, .save_rank = 6, RULE(algo),
+		      .example = "--rate 10/s --algo sliding-window" },
+	[RO_ALLOW] = { "allow", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet",
+		       .format = xrl_opt_format_set, .save_rank = 3, RULE(action),
+		       .example = "--allow" },
+	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet",
+		      .format = xrl_opt_format_set, .save_rank = 4, RULE(action),
+		      .example = "--proto udp --dport 53 --deny" },
 	[RO_SHADOW] = { "shadow", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
 			.val = XRL_P_SHADOW,
-			.help = "decide and count, but pass what the rule would drop (shadow_dropped)" },
+			.help = "decide and count, but pass what the rule would drop (shadow_dropped)",
+			.format = xrl_opt_format_flag, .save_rank = 18, RULE(policy),
+			.example = "--rate 10/s --shadow" },
 	[RO_BLOCK] = { "block", 0, "DURATION", opt_duration, DEF(block_ns), DEF2(policy),
 		       .modes = ADD, .max = XRL_MAX_BLOCK_S, .val = XRL_P_BLOCK,
 		       .what = "--block duration",
-		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h" },
+		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h",
+		       .format = fmt_block, .save_rank = 16, RULE(block_ns), RULE2(policy),
+		       .example = "--rate 10/s --block 10m --block-spoofable" },
 	/* stores nothing: a --block rule whose sources are not proven needs it (rule_check) */
 	[RO_BLOCK_SPOOFABLE] = { "block-spoofable", 0, NULL, opt_given, .modes = ADD,
-				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out" },
+				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out",
+				 .format = fmt_block_spoofable, .save_rank = 17,
+				 .example = "--rate 10/s --block 30s --block-spoofable" },
 	[RO_SYN_PROXY] = { "syn-proxy", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
 			   .val = XRL_P_SYNPROXY,
-			   .help = "answer SYNs of new sources with a cookie at XDP; a source gets a bucket once its ACK proves the handshake (needs --proto tcp --dport)" },
+			   .help = "answer SYNs of new sources with a cookie at XDP; a source gets a bucket once its ACK proves the handshake (needs --proto tcp --dport)",
+			   .format = xrl_opt_format_flag, .save_rank = 19, RULE(policy),
+			   .example = "--proto tcp --dport 443 --rate 10/s --syn-proxy --block 1h" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -367,83 +516,22 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 	return 1;
 }
 
-static void format_match_opts(const struct xrl_rule_def *d, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = 0;
-	if ((d->flags & XRL_F_PROTO) && !(d->flags & XRL_F_SYN && d->proto == IPPROTO_TCP &&
-					   !(d->flags & XRL_F_DPORT)))
-		n += snprintf(buf + n, len - n, " --proto %s", xrl_proto_name(d->proto));
-	if ((d->flags & XRL_F_DPORT) && n < len)
-		n += snprintf(buf + n, len - n, " --dport %u", d->dport);
-	if ((d->flags & XRL_F_SYN) && n < len)
-		snprintf(buf + n, len - n, " --syn");
-}
-
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len)
 {
-	char pfx[64], m[128];
+	size_t n;
 
-	xrl_prefix_format(def->family, def->addr, def->plen, pfx, sizeof(pfx));
-	format_match_opts(def, m, sizeof(m));
-	snprintf(buf, len, "%s%s", pfx, m);
-}
-
-static const char *period_unit(__u32 period)
-{
-	return period == 3600 ? "h" : period == 60 ? "m" : "s";
+	xrl_prefix_format(def->family, def->addr, def->plen, buf, len);
+	n = strlen(buf);
+	xrl_opts_format(&xrl_rule_opts, MATCH, def, buf, len, &n);
 }
 
 void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 {
-	char match[192];
 	size_t n;
 
-	xrl_rule_format_match(d, match, sizeof(match));
-	if (d->action == XRL_ACT_ALLOW) {
-		snprintf(buf, len, "%s --allow", match);
-		return;
-	}
-	if (d->action == XRL_ACT_DENY) {
-		snprintf(buf, len, "%s --deny", match);
-		return;
-	}
-	if (d->algo != XRL_ALGO_TOKEN_BUCKET)   /* --algo: a window's count, no burst */
-		n = snprintf(buf, len, "%s --rate %llu/%s --algo %s", match,
-			     (unsigned long long)d->rate, period_unit(d->rate_period),
-			     xrl_algo_name(d->algo));
-	else if (d->rate)
-		n = snprintf(buf, len, "%s --rate %llu/%s --burst %u", match,
-			     (unsigned long long)d->rate, period_unit(d->rate_period), d->burst);
-	else
-		n = snprintf(buf, len, "%s", match);   /* byte-only */
-	if ((d->flags & XRL_F_BYTES) && n < len)
-		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
-			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
-	if ((d->flags & XRL_F_NEWSRC) && n < len)
-		n += snprintf(buf + n, len - n, " --new-sources %llu/%s --new-burst %u",
-			      (unsigned long long)d->new_rate, period_unit(d->new_period), d->new_burst);
-	if ((d->flags & XRL_F_TOTAL) && n < len)
-		n += snprintf(buf + n, len - n, " --total %llu/%s --total-burst %u",
-			      (unsigned long long)d->total_rate, period_unit(d->total_period),
-			      d->total_burst);
-	if (n < len)
-		n += snprintf(buf + n, len - n, " --per %u", d->per_len);
-	if ((d->flags & XRL_F_GLOBAL) && n < len)
-		n += snprintf(buf + n, len - n, " --global");
-	if ((d->policy & XRL_P_BLOCK) && n < len) {
-		char dur[32];
-
-		xrl_duration_format(d->block_ns, dur, sizeof(dur));
-		n += snprintf(buf + n, len - n, " --block %s", dur);
-		if (!xrl_rule_source_proven(d) && n < len)
-			n += snprintf(buf + n, len - n, " --block-spoofable");
-	}
-	if ((d->policy & XRL_P_SHADOW) && n < len)
-		n += snprintf(buf + n, len - n, " --shadow");
-	if ((d->policy & XRL_P_SYNPROXY) && n < len)
-		snprintf(buf + n, len - n, " --syn-proxy");
+	xrl_prefix_format(d->family, d->addr, d->plen, buf, len);
+	n = strlen(buf);
+	xrl_opts_format(&xrl_rule_opts, ADD | MATCH, d, buf, len, &n);
 }
 
 bool xrl_rule_source_proven(const struct xrl_rule_def *d)
@@ -464,14 +552,7 @@ bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def
 
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
-	return a->action == b->action && a->flags == b->flags && a->per_len == b->per_len &&
-	       a->algo == b->algo &&
-	       a->rate == b->rate && a->rate_period == b->rate_period && a->burst == b->burst &&
-	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst &&
-	       a->new_rate == b->new_rate && a->new_period == b->new_period &&
-	       a->new_burst == b->new_burst && a->total_rate == b->total_rate &&
-	       a->total_period == b->total_period && a->total_burst == b->total_burst &&
-	       a->policy == b->policy && a->block_ns == b->block_ns;
+	return xrl_opts_same(&xrl_rule_opts, MATCH, a, b);
 }
 
 int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
@@ -480,20 +561,13 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	memset(r, 0, sizeof(*r));
 	r->id = id;
 	r->version = d->version;
-	r->action = d->action;
-	r->flags = d->flags;
-	r->proto = d->proto;
-	r->per_len = d->per_len;
-	r->dport = d->dport;
+	xrl_opts_copy(&xrl_rule_opts, d, r);   /* the rows' RULE fields */
 	if (d->action != XRL_ACT_LIMIT)
 		return 0;
-	r->algo = d->algo;   /* --algo */
 	if (d->algo != XRL_ALGO_TOKEN_BUCKET) {
 		r->win_ns = (__u64)d->rate_period * NS_PER_SEC;
 		r->win_limit = (__u32)d->rate;
 	}
-	r->policy = d->policy;
-	r->block_ns = d->block_ns;
 	/*
 	 * A byte-only rule (rate 0) has a packet dimension that always admits:
 	 * interval and span 0 (the packet word never runs ahead of the clock).
