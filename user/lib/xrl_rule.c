@@ -348,6 +348,8 @@ static int algo_check(const struct xrl_rule_def *d, xrl_opt_seen seen, char *err
 static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_seen seen,
 		      char *err, size_t errlen)
 {
+	int row;
+
 	/* match fields; --syn implies TCP */
 	if (d->flags & XRL_F_SYN) {
 		if ((d->flags & XRL_F_PROTO) && d->proto != IPPROTO_TCP)
@@ -371,8 +373,6 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		return xrl_fail(err, errlen, "--allow and --deny exclude each other");
 	if (d->action != XRL_ACT_LIMIT) {
 		/* no bucket: of the other words, only the match fields */
-		int row;
-
 		for (row = 0; row < RO_N; row++)
 			if (GIVEN(row) && row != RO_ALLOW && row != RO_DENY &&
 			    !(rule_opts[row].modes & MATCH)) {
@@ -408,40 +408,39 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		d->rate = 0;
 		d->rate_period = 0;
 		d->burst = 0;
-	} else if (!GIVEN(RO_BURST)) {
-		__u64 per_sec = d->rate / d->rate_period;
-
-		d->burst = per_sec ? (__u32)per_sec : 1;
 	}
-	if (GIVEN(RO_BYTES_BURST) && !GIVEN(RO_BYTES))
-		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
 	if (GIVEN(RO_BYTES) && GIVEN(RO_GLOBAL))
 		return xrl_fail(err, errlen, "--global shares a packet budget; a byte budget cannot be shared: drop --bytes or --global");
-	if (GIVEN(RO_BYTES)) {
+	/* a number that qualifies another word (--new-burst: --new-sources) needs it */
+	for (row = 0; row < RO_N; row++) {
+		const struct xrl_opt *o = &rule_opts[row];
+
+		if (o->with && GIVEN(row) && !GIVEN(o->with - 1))
+			return xrl_fail(err, errlen, "--%s needs --%s %s", o->name,
+					rule_opts[o->with - 1].name, rule_opts[o->with - 1].arg);
+	}
+	/*
+	 * and defaults to it: a rate's count per second (at least 1: --burst of
+	 * --rate 10/s is 10), a byte rate itself (--bytes-burst of --bytes 1M is 1M)
+	 */
+	for (row = 0; row < RO_N; row++) {
+		const struct xrl_opt *o = &rule_opts[row], *w;
+		unsigned long long v;
+
+		if (!o->with || GIVEN(row) || !GIVEN(o->with - 1))
+			continue;
+		w = &rule_opts[o->with - 1];
+		v = xrl_opt_load(d, w->off, w->size);
+		if (w->size2)
+			v /= xrl_opt_load(d, w->off2, w->size2);
+		xrl_opt_store(d, o->off, o->size, v ? v : 1);
+	}
+	if (GIVEN(RO_BYTES))
 		d->flags |= XRL_F_BYTES;
-		if (!GIVEN(RO_BYTES_BURST))
-			d->byte_burst = d->byte_rate;
-	}
-	if (GIVEN(RO_NEW_BURST) && !GIVEN(RO_NEW_SOURCES))
-		return xrl_fail(err, errlen, "--new-burst needs --new-sources RATE");
-	if (GIVEN(RO_NEW_SOURCES)) {
+	if (GIVEN(RO_NEW_SOURCES))
 		d->flags |= XRL_F_NEWSRC;
-		if (!GIVEN(RO_NEW_BURST)) {
-			__u64 per_sec = d->new_rate / d->new_period;
-
-			d->new_burst = per_sec ? (__u32)per_sec : 1;
-		}
-	}
-	if (GIVEN(RO_TOTAL_BURST) && !GIVEN(RO_TOTAL))
-		return xrl_fail(err, errlen, "--total-burst needs --total RATE");
-	if (GIVEN(RO_TOTAL)) {
+	if (GIVEN(RO_TOTAL))
 		d->flags |= XRL_F_TOTAL;
-		if (!GIVEN(RO_TOTAL_BURST)) {
-			__u64 per_sec = d->total_rate / d->total_period;
-
-			d->total_burst = per_sec ? (__u32)per_sec : 1;
-		}
-	}
 	if (GIVEN(RO_BLOCK_SPOOFABLE) && !GIVEN(RO_BLOCK))
 		return xrl_fail(err, errlen, "--block-spoofable goes with --block DURATION (it accepts that a spoofed source can trigger the block)");
 	if (GIVEN(RO_BLOCK) && !xrl_rule_source_proven(d) && !GIVEN(RO_BLOCK_SPOOFABLE)) {
