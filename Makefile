@@ -127,7 +127,7 @@ $(BUILD)/test_rule: tests/unit/test_rule.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
-# issue 12: evasion by parsing, exact fixtures; and the parser against an independent model
+# evasion by parsing, exact fixtures; and the parser against an independent model
 $(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h

@@ -77,7 +77,7 @@ NEW_SOURCES=${NEW_SOURCES:-10000/s}
 CLANG=${CLANG:-clang}
 ARGS="$*"
 
-usage() { sed -n '/^#   scripts/,/^#   --quick/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^#   bench\/bench_path.sh/,/^#   --quick/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:-}; shift 2 ;;
@@ -919,7 +919,7 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 		verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 2 ? "MET" : "NOT MET") }')
 		TL2=$(printf 'no-skb path, 1M random sources, xrl --new-sources %s above the floor: %.1f ns <= 1/2 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
 			"$NEW_SOURCES" "$x" "$bestn" "$best" "$(xrlt_calc "$best / 2")" "$(xrlt_calc "$x / $best")" "$verdict")
-		# what passes, against issue 13's bound: at most (budget x t + new
+		# what passes, against the bound of --new-sources: at most (budget x t + new
 		# burst) sources get a bucket during the run (the new burst defaults
 		# to one second of the budget), and each passes at most the
 		# per-source burst; the sweep before the run went through the same

@@ -602,7 +602,7 @@ static void test_rule_policy_fields(void **state)
  * --block on a rule whose sources are not proven (every rule: UDP, ICMP
  * and TCP SYNs need no handshake) can be triggered by packets spoofing a
  * victim's address: refused unless --block-spoofable accepts it, with why
- * and how in the message (it used to be accepted as it is).
+ * and how in the message (accepted silently, a spoofer could shut a victim out).
  */
 static void test_block_needs_opt_in(void **state)
 {
@@ -848,8 +848,8 @@ static void test_rule_line_limits(void **state)
 }
 
 /*
- * Each option at most once: a repeat is refused, naming the option (it
- * used to win silently: "--rate 10 --rate 20" was a 20/s rule).
+ * Each option at most once: a repeat is refused, naming the option (the
+ * last must not win silently: "--rate 10 --rate 20" is not a 20/s rule).
  */
 static void test_rule_option_twice(void **state)
 {
@@ -981,9 +981,9 @@ static void test_opts_nested_usage(void **state)
 }
 
 /*
- * A NUL byte in a rule file is refused with its line (it used to end the
- * line for the parser: "10.3.0.0/16 --deny\0 --rate 7/s" loaded as a deny,
- * and a NUL mid-file was reported as "line too long").
+ * A NUL byte in a rule file is refused with its line: it must not end the
+ * line for the parser ("10.3.0.0/16 --deny\0 --rate 7/s" would load as a
+ * deny), nor be reported as "line too long".
  */
 static void test_rules_file_nul(void **state)
 {
@@ -1021,7 +1021,7 @@ static void test_rules_file_nul(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(defs[1].burst, 9);
 	unlink(path);
-	/* a directory is not an empty rule file (it used to load as one, emptying the rule set) */
+	/* a directory is not an empty rule file (loaded as one, it would empty the rule set) */
 	n = -1;
 	assert_int_equal(xrl_rules_read_file("/", defs, &n, err, sizeof(err)), -EISDIR);
 	check_err("rule file", "/", err, "cannot read /: Is a directory");
@@ -1035,9 +1035,9 @@ static void test_rules_file_nul(void **state)
 /*
  * A rules file is read whole or refused, never cut short: a line over 1022
  * characters is refused at its line number as soon as it passes the limit
- * (it used to be read whole first, and getline's ENOMEM on a huge line was
- * taken for the end of the file: the lines before it loaded, the rest were
- * dropped), an endless file (/dev/zero) is refused at once, and a read
+ * (never read whole first: an allocation failure on a huge line must not
+ * be taken for the end of the file, loading the lines before it and
+ * dropping the rest), an endless file (/dev/zero) is refused at once, and a read
  * error is an error, not an end (*count untouched in every case).
  */
 static void test_rules_file_whole_or_nothing(void **state)
