@@ -31,7 +31,7 @@ LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXRL    := $(BUILD)/libxrl.a
 # The daemon side (user/daemon/: fleet sync through Redis, the Lua scripts, limit events,
 # log, metrics, the hardened HTTP server), $(BUILD)/libxrl_daemon.a, over libxrl.a: linked by
-# xrl, the Redis and metrics tests, the fleet bench (and the HTTP service). The `xrl daemon`
+# xrl, the Redis and metrics tests and the fleet bench. The `xrl daemon`
 # command itself is the CLI's (user/cli/xrl_cmd_daemon.c). A new .c in user/daemon/ is in it
 # without more.
 DAEMON_SRCS := $(wildcard user/daemon/*.c)
@@ -41,7 +41,8 @@ DAEMON_OBJS += $(BUILD)/xrl_scripts_lua.o
 LIBXRL_DAEMON := $(BUILD)/libxrl_daemon.a
 LIBS_DAEMON := -lhiredis -lmicrohttpd -lpthread -lm
 # The command line (user/cli/: main and the command table, one file per command family
-# (the `xrl daemon` command's among them), the error and JSON reporter, the live views). A
+# (the `xrl daemon` command's among them), the shared error and JSON reporter and
+# instance lock (xrl_ctx.c), the live views). A
 # new .c in user/cli/ is in xrl without more.
 XRL_SRCS  := $(wildcard user/cli/*.c)
 XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))

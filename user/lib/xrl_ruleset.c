@@ -50,8 +50,8 @@ static int compile_cmp(const void *pa, const void *pb)
 /*
  * One sort, then one pass with a stack of the enclosing prefixes: the cost
  * is O(n log n) in the rules (a prefix inherits from at most XRL_MAX_MATCH
- * levels before it is refused), where comparing every prefix with every
- * rule at every length was O(n^2 x lengths).
+ * levels before it is refused); comparing every prefix with every rule at
+ * every length would be O(n^2 x lengths).
  */
 int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n,
 			struct xrl_compiled_prefix **out, int *nout, char *err, size_t errlen)
