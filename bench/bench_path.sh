@@ -31,7 +31,7 @@
 # bare XDP_PASS reference, into the temp dir), GEN (build/xdp_gen, the
 # no-skb generator), NEW_SOURCES (10000/s: the budget given to
 # `xrl rule add ... --new-sources` in the "xrl --new-sources" row, skipped
-# as "not built yet" while xrl refuses that option).
+# with xrl's message when it refuses the value).
 #
 # Topology (all private to one run, named xrlb<pid>):
 #
@@ -602,16 +602,16 @@ contenders_of() {
 	*) echo "$BASE" ;;
 	esac
 }
-# does this xrl take --new-sources? A trial rule on a fresh attach (bad
-# input changes nothing); while it refuses, the xrlns rows are skipped
+# does xrl take --new-sources $NEW_SOURCES? A trial rule on a fresh attach
+# (bad input changes nothing); when it refuses, the xrlns rows are skipped
 NEWSRC_OK=0
-NEWSRC_WHY="not built yet"
+NEWSRC_WHY="not measured"
 case " $CASES " in *" l"*)
 	if xrlc attach "$IF_R" --mode native >/dev/null 2>"$TMP/probe.err"; then
 		if xrlc rule add 0.0.0.0/0 --rate "$RATE/s" --burst "$BURST" --per 32 --new-sources "$NEW_SOURCES" >/dev/null 2>"$TMP/probe.err"; then
 			NEWSRC_OK=1
 		else
-			NEWSRC_WHY="not built yet: this xrl refuses 'rule add ... --new-sources $NEW_SOURCES' ($(head -n 1 "$TMP/probe.err" | tr '\t' ' '))"
+			NEWSRC_WHY="not measured: xrl refuses 'rule add ... --new-sources $NEW_SOURCES' ($(head -n 1 "$TMP/probe.err" | tr '\t' ' '))"
 		fi
 		xrlc detach "$IF_R" >/dev/null
 	else

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* GCRA parameters, the --total batch and the clocks (xrl_gcra.h). */
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>

@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
+/*
+ * The rule words: one row each (xrl_rule_opts) and what a rule's life
+ * needs of them (parsing, the checks across words, `rule save`'s text,
+ * equality, compiling one rule).
+ */
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "xrl_rule.h"
 #include "xrl_algo.h"

@@ -74,8 +74,8 @@ int xrl_rule_prefix_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def 
  * Are the rule's packets all from sources proven to own their address?
  * --block on any other rule can be triggered by packets spoofing a
  * victim's address, so it takes --block-spoofable (and xrl_rule_format
- * writes it back). None is yet: TCP after a handshake behind a SYN proxy
- * will be.
+ * writes it back). A --syn-proxy rule's are: a source gets a bucket there
+ * only once its handshake has completed.
  */
 bool xrl_rule_source_proven(const struct xrl_rule_def *d);
 /* Same parameters too (rate, burst, ...): its buckets stay valid. */

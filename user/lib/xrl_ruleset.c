@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A rule set: compiled into prefix entries (each prefix with its own rules,
+ * then those of the prefixes that contain it), and read from a rules file.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The scalars of rules and options (xrl_units.h).
+ */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
