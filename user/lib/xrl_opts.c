@@ -53,16 +53,21 @@ int xrl_opt_format_set(const struct xrl_opt *o, const void *obj, char *buf, size
 void xrl_opts_format(const struct xrl_opt_table *t, unsigned modes, const void *obj, char *buf,
 		     size_t len, size_t *n)
 {
-	int rank, i;
+	const struct xrl_opt *row[64];
+	int i, j, k = 0;
 
-	for (rank = 0; rank < 256; rank++)
-		for (i = 0; i < t->n; i++) {
-			const struct xrl_opt *o = &t->opts[i];
+	/* the rows that write, by rank then row (insertion sort: a few dozen rows) */
+	for (i = 0; i < t->n && i < 64; i++) {
+		const struct xrl_opt *o = &t->opts[i];
 
-			if (o->save_rank != rank || !o->format || !(o->modes & modes) || *n >= len)
-				continue;
-			*n += (size_t)o->format(o, obj, buf + *n, len - *n);
-		}
+		if (!o->format || !(o->modes & modes))
+			continue;
+		for (j = k++; j > 0 && row[j - 1]->save_rank > o->save_rank; j--)
+			row[j] = row[j - 1];
+		row[j] = o;
+	}
+	for (i = 0; i < k && *n < len; i++)
+		*n += (size_t)row[i]->format(row[i], obj, buf + *n, len - *n);
 }
 
 bool xrl_opts_same(const struct xrl_opt_table *t, unsigned skip, const void *a, const void *b)
