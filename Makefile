@@ -32,7 +32,7 @@ LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/%.o,$(LIB_SRCS))
 LIBXRL    := $(BUILD)/libxrl.a
 # The daemon side (user/daemon/: fleet sync through Redis, the Lua scripts, limit events,
 # log, metrics, the hardened HTTP server), $(BUILD)/libxrl_daemon.a, over libxrl.a: linked by
-# xrl, the Redis and metrics tests, the fleet bench (and the HTTP service). The `xrl daemon`
+# xrl, the Redis and metrics tests and the fleet bench. The `xrl daemon`
 # command itself is the CLI's (user/cli/xrl_cmd_daemon.c). A new .c in user/daemon/ is in it
 # without more.
 DAEMON_SRCS := $(wildcard user/daemon/*.c)
@@ -48,7 +48,8 @@ HTTP_SRCS := $(wildcard user/http/*.c)
 HTTP_OBJS := $(patsubst user/http/%.c,$(BUILD)/%.o,$(HTTP_SRCS))
 LIBXRL_HTTP := $(BUILD)/libxrl_http.a
 # The command line (user/cli/: main and the command table, one file per command family
-# (the `xrl daemon` command's among them), the error and JSON reporter, the live views). A
+# (the `xrl daemon` command's among them), the shared error and JSON reporter and
+# instance lock (xrl_ctx.c), the live views). A
 # new .c in user/cli/ is in xrl without more.
 XRL_SRCS  := $(wildcard user/cli/*.c)
 XRL_OBJS  := $(addprefix $(BUILD)/,$(notdir $(XRL_SRCS:.c=.o)))
@@ -144,12 +145,12 @@ $(BUILD)/test_cluster: tests/unit/test_cluster.c $(BUILD)/xrl_cluster.o
 # (and reads docs/grafana-xrl.json's request-layer queries)
 $(BUILD)/test_http: tests/unit/test_http.c $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) $(BPF_HDRS) $(USER_HDRS)
 	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
-# reads scripts/etc/rules, the rules file the package installs
-$(BUILD)/test_rule: tests/unit/test_rule.c $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
-	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+# reads scripts/etc/rules, the rules file the package installs; names rules as the fleet does
+$(BUILD)/test_rule: tests/unit/test_rule.c $(BUILD)/xrl_fleet_keys.o $(LIBXRL) $(BPF_HDRS) $(USER_HDRS) scripts/etc/rules
+	$(CC) $(CFLAGS) -DXRL_SRC_DIR='"$(CURDIR)"' $< $(BUILD)/xrl_fleet_keys.o $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_prog: tests/prog/test_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h $(BUILD)/xrl_clock.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
-# issue 12: evasion by parsing, exact fixtures; and the parser against an independent model
+# evasion by parsing, exact fixtures; and the parser against an independent model
 $(BUILD)/test_parse: tests/prog/test_parse.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_parse.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h

@@ -11,13 +11,13 @@
 # carries only the JSON object and the machine description goes to stderr.
 #
 # --against COMMIT measures another build beside this one in the same run:
-# COMMIT (any name git knows: a hash, a tag; "issue13" is the commit before
-# issue 13's work began, e7134ce, the LRU build the issue measured) is cloned
+# COMMIT (any name git knows: a hash, a tag; "lru" is e7134ce, the last
+# build whose buckets were LRU hashes, the baseline of the set table) is cloned
 # into /tmp/xrl-bench-HASH and its build/xrl_bench built there (kept for the
 # next run), then run with the same options before and after this build's,
 # on the same CPU; a last section sets the two side by side: one source over
-# its limit above a bare XDP_DROP (issue 13: this build's at most 2/3 of the
-# commit's), and the many-source ratios; beside the medians, the least of
+# its limit above a bare XDP_DROP (the target: this build's at most 2/3 of
+# the commit's), and the many-source ratios; beside the medians, the least of
 # the rounds of each build (on a shared VM a median of a few rounds can land
 # on either side of the host's other load). Not with --json.
 #
@@ -64,7 +64,7 @@ make --no-print-directory build/xrl_bench >&2
 
 old_bench=
 if [ -n "$against" ]; then
-	[ "$against" = issue13 ] && against=e7134ce
+	[ "$against" = lru ] && against=e7134ce
 	hash=$(git rev-parse --verify --quiet "$against^{commit}") || {
 		echo "bench_decision: --against $against: not a commit of this repository" >&2
 		exit 2

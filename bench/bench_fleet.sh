@@ -473,7 +473,7 @@ if [ -n "$MD" ]; then
 		printf '%s\n' "${round_rows[@]}"
 		echo
 		verdict=$(awk -v m="$one10k" 'BEGIN { print (m != "" && m <= 50) ? "met" : "NOT met" }')
-		echo "Target (issue: 10,000 sources over budget in one round finish well inside the interval, taken as"
+		echo "Target (10,000 sources over budget in one round finish well inside the interval, taken as"
 		echo "at most half of it): $verdict — one host ${one10k:-?} ms mean at 100 ms; with two hosts Redis serves both"
 		echo "and each round takes ${two10k:-?} ms. Redis spends ~$per_src µs per source reported, so one Redis core serves"
 		echo "~$per_sec source reports a second on this machine; that is what bounds a round (docs/DESIGN.md, round cost)."

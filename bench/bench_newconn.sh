@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How legitimate clients fare during a spoofed SYN flood (issue 13, item 4):
+# How legitimate clients fare during a spoofed SYN flood:
 # the fraction of new TCP connections (curl, HTTP GET) that succeed, with no
 # xrl rule, with a per-source SYN rule, with --new-sources, with --total and
 # with --syn-proxy (the SYNs of new sources answered at XDP with a cookie).

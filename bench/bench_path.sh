@@ -31,7 +31,7 @@
 # bare XDP_PASS reference, into the temp dir), GEN (build/xdp_gen, the
 # no-skb generator), NEW_SOURCES (10000/s: the budget given to
 # `xrl rule add ... --new-sources` in the "xrl --new-sources" row, skipped
-# as "not built yet" while xrl refuses that option).
+# with xrl's message when it refuses the value).
 #
 # Topology (all private to one run, named xrlb<pid>):
 #
@@ -77,7 +77,7 @@ NEW_SOURCES=${NEW_SOURCES:-10000/s}
 CLANG=${CLANG:-clang}
 ARGS="$*"
 
-usage() { sed -n '/^#   scripts/,/^#   --quick/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '/^#   bench\/bench_path.sh/,/^#   --quick/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:-}; shift 2 ;;
@@ -602,16 +602,16 @@ contenders_of() {
 	*) echo "$BASE" ;;
 	esac
 }
-# does this xrl take --new-sources? A trial rule on a fresh attach (bad
-# input changes nothing); while it refuses, the xrlns rows are skipped
+# does xrl take --new-sources $NEW_SOURCES? A trial rule on a fresh attach
+# (bad input changes nothing); when it refuses, the xrlns rows are skipped
 NEWSRC_OK=0
-NEWSRC_WHY="not built yet"
+NEWSRC_WHY="not measured"
 case " $CASES " in *" l"*)
 	if xrlc attach "$IF_R" --mode native >/dev/null 2>"$TMP/probe.err"; then
 		if xrlc rule add 0.0.0.0/0 --rate "$RATE/s" --burst "$BURST" --per 32 --new-sources "$NEW_SOURCES" >/dev/null 2>"$TMP/probe.err"; then
 			NEWSRC_OK=1
 		else
-			NEWSRC_WHY="not built yet: this xrl refuses 'rule add ... --new-sources $NEW_SOURCES' ($(head -n 1 "$TMP/probe.err" | tr '\t' ' '))"
+			NEWSRC_WHY="not measured: xrl refuses 'rule add ... --new-sources $NEW_SOURCES' ($(head -n 1 "$TMP/probe.err" | tr '\t' ' '))"
 		fi
 		xrlc detach "$IF_R" >/dev/null
 	else
@@ -919,7 +919,7 @@ if num_ok "$(rab lrnd nft)" && num_ok "$(rab lrnd ipt)"; then
 		verdict=$(awk -v x="$x" -v b="$best" 'BEGIN { print (x <= b / 2 ? "MET" : "NOT MET") }')
 		TL2=$(printf 'no-skb path, 1M random sources, xrl --new-sources %s above the floor: %.1f ns <= 1/2 of the better peer (%s %.1f ns -> %.1f ns): %.2f x the better peer  %s' \
 			"$NEW_SOURCES" "$x" "$bestn" "$best" "$(xrlt_calc "$best / 2")" "$(xrlt_calc "$x / $best")" "$verdict")
-		# what passes, against issue 13's bound: at most (budget x t + new
+		# what passes, against the bound of --new-sources: at most (budget x t + new
 		# burst) sources get a bucket during the run (the new burst defaults
 		# to one second of the budget), and each passes at most the
 		# per-source burst; the sweep before the run went through the same

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What policing does to a TCP stream: one TCP stream through a --bytes rule
-# (issue 15). xrl drops what is over the limit, it never queues: the sender's
+# What policing does to a TCP stream: one TCP stream through a --bytes
+# rule. xrl drops what is over the limit, it never queues: the sender's
 # TCP sees losses, retransmits and backs off. Measured per case: goodput
 # (bytes the receiving socket got / s), the sender's segments sent and
 # retransmitted (nstat TcpOutSegs, TcpRetransSegs in its namespace), and

@@ -19,8 +19,9 @@
  * program of xrl_clock.bpf.c rewrites the IPv4 source of the frame from an
  * address list before it tail-calls the production xrl program. With S
  * addresses in the list (default 1,000,000 in 10.0.0.0/12, a rule with
- * --per 32 over that /12) the LRU bucket map (1,048,576 entries) is filled
- * with one pass in one random order, then timed passes visit the same
+ * --per 32 over that /12) the bucket table (--max-sources, default
+ * 1,048,576 entries in sets of 8 IPv4 ways) is filled with one pass in one
+ * random order, then timed passes visit the same
  * sources in a second, independent random order, so bucket lookups hit
  * existing buckets at random places of the table. The same wrapper, with
  * every entry of the list set to one source, gives the one-source figure
@@ -32,9 +33,10 @@
  * buckets are live at the end.
  *
  * To tell the xrl logic from the table it reads, the same walk also drives
- * xrl_clock.bpf.c's probe programs, which only look the bucket key up in an
- * LRU hash, a hash or a direct-mapped array of the same size, with and
- * without a bpf_ktime_get_ns() call first.
+ * xrl_clock.bpf.c's probe programs, which only look a key of the same
+ * sources up in other table shapes of the same size (an LRU hash, a
+ * preallocated hash, a direct-mapped array), with and without a
+ * bpf_ktime_get_ns() call first: what the set table saves over each.
  *
  * The process stays on one CPU (--cpu, default the one it starts on).
  * Defaults (repeat 10,000,000, 5 runs, 1,000,000 sources, 2 passes) take

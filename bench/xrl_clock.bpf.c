@@ -14,10 +14,11 @@
  * is filled from user space through mmap; its order is the visiting order.
  * xrl_srcwalk6 does the same to the last 32 bits of an IPv6 source.
  *
- * xrl_probe_*: tail-call targets that do only the per-source state access
- * of the xrl program, with its key and value types and its table size: an
- * LRU hash (what xrl uses), a preallocated hash, and a direct-mapped array
- * (one random access, the floor for any per-source table). First packet of
+ * xrl_probe_*: tail-call targets that do only a per-source state access,
+ * with a key of a rule and an IPv4 source and a 40-byte state, in tables of
+ * xrl's default size: an LRU hash, a preallocated hash, and a direct-mapped
+ * array (one random access, the floor for any per-source table); xrl's own
+ * set table (xrl_table.h) is measured by the xrl program itself. First packet of
  * a key inserts it (XDP_PASS), later ones find it (XDP_DROP). Run through
  * xrl_srcwalk with many sources, they show how much of the many-source
  * cost is the table's memory access rather than the xrl logic around it;
@@ -28,6 +29,21 @@
 #include <bpf/bpf_helpers.h>
 #include "xrl_common.h"
 #include "xrl_table.h"
+
+/* The probes' key and per-source state: a hashed table's entry of a bucket's size. */
+struct xrl_probe_key {
+	__u32 rule_id;
+	__u32 addr;       /* network order */
+};
+
+struct xrl_probe_state {
+	__u64 tat;        /* GCRA theoretical arrival time: nonzero once the key is inserted */
+	__u64 tat_bytes;
+	__u64 last_ns;
+	__u64 passed;
+	__u32 version;
+	__u32 _pad;
+};
 
 #define XRL_BENCH_MAX_SRCS (1 << 20)
 #define XRL_BENCH_SADDR_OFF 26   /* Ethernet (14) + offset of saddr in the IPv4 header (12) */
@@ -121,26 +137,26 @@ int xrl_srcwalk6(struct xdp_md *ctx)
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key_v4);
-	__type(value, struct xrl_bucket);
+	__type(key, struct xrl_probe_key);
+	__type(value, struct xrl_probe_state);
 } xrl_probe_lru_map SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);
-	__type(key, struct xrl_bucket_key_v4);
-	__type(value, struct xrl_bucket);
+	__type(key, struct xrl_probe_key);
+	__type(value, struct xrl_probe_state);
 } xrl_probe_hash_map SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XRL_DEFAULT_SOURCES);
 	__type(key, __u32);
-	__type(value, struct xrl_bucket);
+	__type(value, struct xrl_probe_state);
 } xrl_probe_array_map SEC(".maps");
 
 /* The bucket key of an IPv4 source as xrl builds it (rule 0, --per 32). */
-static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_key_v4 *k)
+static __always_inline int xrl_probe_read_key(struct xdp_md *ctx, struct xrl_probe_key *k)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -154,10 +170,10 @@ static __always_inline int xrl_probe_key(struct xdp_md *ctx, struct xrl_bucket_k
 
 static __always_inline int xrl_probe_hashed(struct xdp_md *ctx, void *map)
 {
-	struct xrl_bucket_key_v4 k;
-	struct xrl_bucket *b, nb = { .tat = 1 };
+	struct xrl_probe_key k;
+	struct xrl_probe_state *b, nb = { .tat = 1 };
 
-	if (xrl_probe_key(ctx, &k))
+	if (xrl_probe_read_key(ctx, &k))
 		return XDP_ABORTED;
 	b = bpf_map_lookup_elem(map, &k);
 	if (b)
@@ -193,11 +209,11 @@ int xrl_probe_hash(struct xdp_md *ctx)
 SEC("xdp")
 int xrl_probe_array(struct xdp_md *ctx)
 {
-	struct xrl_bucket_key_v4 k;
-	struct xrl_bucket *b;
+	struct xrl_probe_key k;
+	struct xrl_probe_state *b;
 	__u32 slot;
 
-	if (xrl_probe_key(ctx, &k))
+	if (xrl_probe_read_key(ctx, &k))
 		return XDP_ABORTED;
 	slot = (__builtin_bswap32(k.addr) * 2654435761u) & (XRL_DEFAULT_SOURCES - 1);
 	b = bpf_map_lookup_elem(&xrl_probe_array_map, &slot);
@@ -236,12 +252,12 @@ struct {
 SEC("xdp")
 int xrl_probe_set(struct xdp_md *ctx)
 {
-	struct xrl_bucket_key_v4 k;
+	struct xrl_probe_key k;
 	struct xrl_set4 *set;
 	__u64 want, hit = 0;
 	__u32 idx, i;
 
-	if (xrl_probe_key(ctx, &k))
+	if (xrl_probe_read_key(ctx, &k))
 		return XDP_ABORTED;
 	want = xrl_key_word(0, k.addr);
 	/*
@@ -309,9 +325,9 @@ struct {
 /* The probe's key word and set hash, as xrl_probe_set has them. */
 static __always_inline int xrl_probe_want(struct xdp_md *ctx, __u64 *want, __u32 *h)
 {
-	struct xrl_bucket_key_v4 k;
+	struct xrl_probe_key k;
 
-	if (xrl_probe_key(ctx, &k))
+	if (xrl_probe_read_key(ctx, &k))
 		return -1;
 	*want = xrl_key_word(0, k.addr);
 	*h = xrl_table_hash4(0, 0, k.addr);   /* seed 0, as in xrl_probe_set */

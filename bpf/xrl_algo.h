@@ -3,8 +3,8 @@
  * The window algorithms of --algo (fixed-window, sliding-window,
  * sliding-log): pure arithmetic on one 64-bit word per source, and the
  * compare-and-swap loops that update it, in plain C that compiles as BPF
- * and as host C (no BPF helper is called: the unit tests and the coming
- * HTTP service run this very code). The token bucket (GCRA) is in
+ * and as host C (no BPF helper is called: the unit tests run this very
+ * code). The token bucket (GCRA) is in
  * xrl_bucket.h.
  *
  * Windows are aligned to UTC multiples of their length: the data path's

@@ -200,44 +200,11 @@ struct xrl_lpm_v6 {
 	__u8  addr[16];
 };
 
-/*
- * Hash keys of a rule and a source address masked to the rule's /per: the
- * LRU-era bucket keys, kept for the bench's probes (xrl_clock.bpf.c).
- */
-struct xrl_bucket_key_v4 {
-	__u32 rule_id;
-	__u32 addr;       /* network order */
-};
-
-struct xrl_bucket_key_v6 {
-	__u32 rule_id;
-	__u32 addr[4];    /* network order */
-};
-
 /* A source as the controller and the drop sketch name it, either family. */
 struct xrl_bucket_key {
 	__u32 rule_id;
 	__u32 family;     /* 4 or 6: keeps 10.0.0.0 and ::a00:0 apart */
 	__u32 addr[4];    /* network order; IPv4 uses addr[0] */
-};
-
-/*
- * The per-source bucket of the LRU hash tables xrl used before its set
- * table (xrl_bstate): kept as the value of the decision bench's LRU, hash
- * and array probes (xrl_clock.bpf.c), which compare table shapes.
- * tat words are only written when a packet is
- * admitted (compare-and-swap; also the rare refund of a packet token when
- * the byte CAS is lost, and a new bucket is stored even when its first
- * packet is refused); over-limit packets only read them, so a flood does
- * not bounce this cache line between CPUs.
- */
-struct xrl_bucket {
-	__u64 tat;        /* packet GCRA theoretical arrival time, rule units */
-	__u64 tat_bytes;  /* byte GCRA theoretical arrival time */
-	__u64 last_ns;    /* clock at the last admission */
-	__u64 passed;     /* packets admitted (written with the tat, never on drops) */
-	__u32 version;    /* rule version the tats were computed for */
-	__u32 _pad;
 };
 
 /*
@@ -256,7 +223,8 @@ struct xrl_bucket {
  *   (the match compares all of them: no two sources ever share an entry).
  *
  * The version does not take part in the match: an entry of an older
- * version is the same source's bucket, decided as fresh (full), as before.
+ * version is the same source's bucket, decided as fresh (full): a changed
+ * rule's sources restart with a full burst.
  * An insert claims a way by compare-and-swap of its key word to busy,
  * writes the state, then publishes the key; see docs/DESIGN.md for the
  * replacement policy. The 32-byte state is the per-source payload of an

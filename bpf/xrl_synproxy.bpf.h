@@ -101,7 +101,8 @@ static long xrl_sp_opt_cb(__u64 n, void *w)
 /*
  * Read the TCP segment of frame ctx: 0, or -1 when the proxy does not
  * handle it (IPv4 options or a fragment, IPv6 extension headers, a
- * truncated header): then the rule's limit decides it as before.
+ * truncated header): then the rule's limit decides it, as any packet
+ * the proxy does not read.
  */
 static __noinline int xrl_sp_read(struct xdp_md *ctx, struct xrl_sp_seg *g)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layers of user space (user/lib < user/daemon < user/http < user/cli): no file of a
 # lower layer includes a header of a higher one or calls a function defined
-# there, and no two files of user/daemon call each other, directly or
+# there, and no two files of one folder call each other, directly or
 # through others (one calls, the other is called). Read from the sources'
 # includes and from the built objects' symbols (nm): run after `make`.
 set -u
@@ -57,10 +57,8 @@ for l in layers:
     up = ['%s calls %s' % (name(o), name(t)) for o in sorted(calls) if folder[o] == l
           for t in sorted(calls[o]) if rank[folder[t]] > rank[l]]
     (bad if up else ok)('%s calls nothing of a higher layer%s' % (l, ': ' + '; '.join(up) if up else ''))
-# within a folder: no cycle (a file reaches itself through others of its folder);
-# user/lib (options and rules) and user/cli (main and its commands' shared
-# reporter) are not there yet
-for l in ['user/daemon']:
+# within a folder: no cycle (a file reaches itself through others of its folder)
+for l in layers:
     objs = [o for o in calls if folder[o] == l]
     cyc = []
     for o in sorted(objs):

@@ -419,7 +419,7 @@ ttl=$(fleet_redis_cli pttl "$(echo "$wkeys" | head -1)")
 check "a window counter expires (PEXPIRE: two windows and a second at most; $ttl ms left)" "${ttl:--1} > 0 && ${ttl:--1} <= 121000"
 for i in 1 2; do fleet_daemon_stop "$i"; done
 
-# The same two hosts and Redis, --algo sliding-log (issue 15's fleet-wide
+# The same two hosts and Redis, --algo sliding-log (its fleet-wide
 # log): per host each keeps its own exact log (10 of its 15, 20 in all);
 # with --global Redis keeps a sorted set of the hosts' round reports per
 # source and each host adds the other's admissions still in the window to

@@ -1136,7 +1136,7 @@ printf '198.18.90.0/24 --deny\n198.18.91.0/24 --rate 5\0 --burst 9\n198.18.92.0/
 refuse 2 "nul2.rules|NUL byte|~[: ]2\b" "$A" rule load "$XRLT_TMP/nul2.rules"
 grep -q 'too long' "$XRLT_TMP/e" && bad "a NUL mid-file is reported as a long line: $ERR" ||
 	ok "a NUL mid-file is reported as a NUL, not as a long line"
-# a directory is not an empty rule file (it used to load as one and empty the rule set)
+# a directory is not an empty rule file (loaded as one, it would empty the rule set)
 refuse 1 "cannot read $XRLT_TMP|Is a directory" "$A" rule load "$XRLT_TMP"
 
 # --version and -V: the package's version, the git describe it was built from, and the

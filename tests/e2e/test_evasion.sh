@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/e2e/test_evasion.sh: issue 12's evasions, through a real native
+# tests/e2e/test_evasion.sh: evasions by crafted frames, through a real native
 # attach over veth, checked where the kernel delivers (a UDP socket, a TCP
 # listener's SYN-ACKs) behind XDP:
 #  1. stacked VID-0 VLAN tags (802.1Q x3, 802.1ad + 802.1Q x2, x8), IPv4

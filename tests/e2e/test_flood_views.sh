@@ -5,8 +5,9 @@
 #   rule FLOOD_RULE (10.0.0.0/8 --rate 5/s --burst 1 --total 1000000/s,
 #   no --new-sources) takes a flood of random sources (xdp_gen --random, a
 #   new source a packet); rule BLOCK_RULE (192.0.2.0/24 --rate 1/s --burst
-#   1 --block 1m) gets 3 packets from BLOCKED_SRC: blocked after 2 drops,
-#   which the drop sketch (1 drop in 8 sampled per CPU) does not see.
+#   1 --block 1m --block-spoofable) gets 3 packets from BLOCKED_SRC: blocked
+#   after 2 drops, which the drop sketch (1 drop in 8 sampled per CPU) does
+#   not see.
 #
 #   1. top (one shot) leads with the flood's line for FLOOD_RULE: new
 #      sources/s, the share of its drops from sources dropped once, the

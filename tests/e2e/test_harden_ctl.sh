@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the controller's hardening (issue 12, items 4, 7, 11, 16, 17):
+# End-to-end test of the controller's hardening:
 #
 #   1. a rule change killed at every one of its bpf() calls (strace's syscall
 #      fault injection, SIGKILL at call N): after each kill, `rule save`,

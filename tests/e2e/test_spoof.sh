@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end (issue 13, item 5): a random-source flood over 1M addresses
+# End-to-end: a random-source flood over 1M addresses
 # against one limit rule with --new-sources, while 1,000 established
 # sources each send at half their limit under the same rule.
 #

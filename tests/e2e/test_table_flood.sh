@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the bucket table's promise to a source that keeps sending,
-# under a random-source flood of another rule, on the smallest table the
-# issue used and on the default one.
+# under a random-source flood of another rule, on a small table
+# (65,536 entries) and on the default one.
 #
 #   XRL=path/to/xrl bash tests/e2e/test_table_flood.sh
 #

@@ -133,7 +133,7 @@ static void test_lock_modes(void **state)
 
 /*
  * A rule change's lock (XRL_LOCK_RULES) keeps other rule changes out and
- * lets readers in: a reader never waits for a change (a change used to
+ * lets readers in: a reader never waits for a change (a change does not
  * hold the instance exclusive). Attach and detach (exclusive) wait for it,
  * and it for them. The lock is a file of XRL_RUN_DIR, nothing in bpffs.
  */

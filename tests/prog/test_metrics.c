@@ -431,7 +431,7 @@ static void test_evictions(void **state)
 }
 
 /*
- * Sources tracked stay true when rules are replaced (issue 13): buckets of a
+ * Sources tracked stay true when rules are replaced: buckets of a
  * removed rule, and of a changed rule until its sources come back, are
  * stale, not tracked; evictions still count only what inserts replaced.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Evasion by parsing (issue 12): frames a rule must still judge, through
+ * Evasion by parsing: frames a rule must still judge, through
  * the real XDP object (test clock) under BPF_PROG_TEST_RUN. One test per
  * class, each with the exact verdict and the counters that must move:
  *  1. stacked VLAN tags: up to XRL_MAX_VLAN walked, deeper stacks dropped;

@@ -109,7 +109,7 @@ static void test_shadow(void **state)
 
 	(void)state;
 	tl_start(&t, 4096, r, t0);
-	/* the token-bucket case: 20 at t=0 give 10/10, 10 at t=1 s give 5/5 */
+	/* the token bucket's case: 20 at t=0 give 10/10, 10 at t=1 s give 5/5 */
 	assert_int_equal(sendn(&t, 4, "10.1.0.1", 20), 10);
 	assert_int_equal(sendn(&t, 4, "10.2.0.1", 20), 20);
 	assert_int_equal(sendn(&t, 6, "2001:db8:2::1", 10), 10);

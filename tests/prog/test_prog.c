@@ -467,7 +467,7 @@ static void test_rule_created(void **state)
 	xrl_tl_close(&t);
 }
 
-/* A full LRU table evicts the idlest source; evictions show in the arithmetic. */
+/* A full bucket table evicts the idlest source; evictions show in the arithmetic. */
 static void test_evictions(void **state)
 {
 	static const char *const r[] = { "100.64.0.0/10 --rate 1/h --burst 1", NULL };

@@ -313,7 +313,7 @@ static void test_gcra_expiry_slots(void **state)
 }
 
 /*
- * The test the issue asks for: 20 clients at once take 1 token each from a
+ * Exactness under contention: 20 clients at once take 1 token each from a
  * budget of 10 (burst 10, one token a day): exactly 10 are granted.
  */
 #define CLIENTS 20

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host tests of the GCRA token bucket (bpf/xrl_bucket.h), of the rule
- * compiler's GCRA parameters (xrl_gcra_compile in user/lib/xrl_rule.c) and of
+ * compiler's GCRA parameters (xrl_gcra_compile in user/lib/xrl_gcra.c) and of
  * the bucket table's pure parts (bpf/xrl_table.h).
  *
  * A small simulator below decides each packet with the data path's own

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Rule parsing, formatting and compiling (user/lib/xrl_rule.c): parsers with good
- * and bad input, rule words, format/parse round trips, rule-set compilation.
+ * Rule parsing, formatting and compiling (user/lib/xrl_units.c, xrl_rule.c,
+ * xrl_ruleset.c): parsers with good and bad input, rule words, format/parse
+ * round trips (every row of the rule table), rule-set compilation.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #include "xrl_rule.h"
 #include "xrl_opts.h"
+#include "xrl_fleet_keys.h"
 
 typedef unsigned long long ull;
 
@@ -882,8 +884,8 @@ static void test_rule_line_limits(void **state)
 }
 
 /*
- * Each option at most once: a repeat is refused, naming the option (it
- * used to win silently: "--rate 10 --rate 20" was a 20/s rule).
+ * Each option at most once: a repeat is refused, naming the option (the
+ * last must not win silently: "--rate 10 --rate 20" is not a 20/s rule).
  */
 static void test_rule_option_twice(void **state)
 {
@@ -1015,9 +1017,9 @@ static void test_opts_nested_usage(void **state)
 }
 
 /*
- * A NUL byte in a rule file is refused with its line (it used to end the
- * line for the parser: "10.3.0.0/16 --deny\0 --rate 7/s" loaded as a deny,
- * and a NUL mid-file was reported as "line too long").
+ * A NUL byte in a rule file is refused with its line: it must not end the
+ * line for the parser ("10.3.0.0/16 --deny\0 --rate 7/s" would load as a
+ * deny), nor be reported as "line too long".
  */
 static void test_rules_file_nul(void **state)
 {
@@ -1055,7 +1057,7 @@ static void test_rules_file_nul(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(defs[1].burst, 9);
 	unlink(path);
-	/* a directory is not an empty rule file (it used to load as one, emptying the rule set) */
+	/* a directory is not an empty rule file (loaded as one, it would empty the rule set) */
 	n = -1;
 	assert_int_equal(xrl_rules_read_file("/", defs, &n, err, sizeof(err)), -EISDIR);
 	check_err("rule file", "/", err, "cannot read /: Is a directory");
@@ -1069,9 +1071,9 @@ static void test_rules_file_nul(void **state)
 /*
  * A rules file is read whole or refused, never cut short: a line over 1022
  * characters is refused at its line number as soon as it passes the limit
- * (it used to be read whole first, and getline's ENOMEM on a huge line was
- * taken for the end of the file: the lines before it loaded, the rest were
- * dropped), an endless file (/dev/zero) is refused at once, and a read
+ * (never read whole first: an allocation failure on a huge line must not
+ * be taken for the end of the file, loading the lines before it and
+ * dropping the rest), an endless file (/dev/zero) is refused at once, and a read
  * error is an error, not an end (*count untouched in every case).
  */
 static void test_rules_file_whole_or_nothing(void **state)
@@ -1214,6 +1216,184 @@ static void test_same_match(void **state)
 
 /* ------------------------------------------------------------------ */
 /* format / parse round trip                                           */
+
+/* Is word one of the space-separated words of s? */
+static int has_word(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = strstr(s, word); p; p = strstr(p + 1, word))
+		if ((p == s || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Every row of the rule table, through its example, in both families:
+ * parse, write back (`rule save`), parse that again (`rule load`): the
+ * same rule, the word in the text, the same text again, and the same name
+ * in the fleet's Redis keys. A new row is covered by its row alone.
+ */
+static void test_rule_rows_round_trip(void **state)
+{
+	static const char *const pfx[] = { "198.51.100.0/24", "2001:db8::/32" };
+	const struct xrl_opt_table *t = &xrl_rule_opts;
+	int i, f, covered = 0;
+
+	(void)state;
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+		char word[64];
+
+		if (!(o->modes & (1u << XRL_RULE_ADD)))
+			continue;
+		snprintf(word, sizeof(word), "--%s", o->name);
+		if (!o->example || !has_word(o->example, word))
+			fail_msg("rule word %s: its row has no example that uses it", word);
+		if (!o->format)
+			fail_msg("rule word %s: its row has no format: `rule save` would drop it", word);
+		for (f = 0; f < 2; f++) {
+			struct xrl_rule_def d, back;
+			char line[512], text[512], again[512], err[XRL_ERRLEN];
+			char name[17], name_back[17];
+
+			snprintf(line, sizeof(line), "%s %s", pfx[f], o->example);
+			if (xrl_rule_parse_line(line, &d, err, sizeof(err)) != 1)
+				fail_msg("%s: refused: %s", line, err);
+			xrl_rule_format(&d, text, sizeof(text));
+			if (!has_word(text, word))
+				fail_msg("%s: saved as \"%s\", without %s", line, text, word);
+			if (xrl_rule_parse_line(text, &back, err, sizeof(err)) != 1)
+				fail_msg("%s: its saved text \"%s\" is refused: %s", line, text, err);
+			if (memcmp(&d, &back, sizeof(d)) || !xrl_rule_same_match(&d, &back) ||
+			    !xrl_rule_same_params(&d, &back))
+				fail_msg("%s: saved as \"%s\", which loads as another rule", line, text);
+			xrl_rule_format(&back, again, sizeof(again));
+			if (strcmp(text, again))
+				fail_msg("%s: saved as \"%s\", then as \"%s\"", line, text, again);
+			xrl_fleet_rule_name(&d, name);
+			xrl_fleet_rule_name(&back, name_back);
+			if (strcmp(name, name_back))
+				fail_msg("%s: fleet name %s, %s after save and load", line, name, name_back);
+		}
+		covered++;
+	}
+	assert_int_equal(covered, t->n);
+}
+
+/*
+ * `rule save`'s text of rules using every word, and the fleet's names of
+ * them (a hash of the text): hosts of one fleet running different builds
+ * must name a rule alike, or its budget splits in two.
+ */
+static void test_rule_save_text_fixed(void **state)
+{
+	static const struct { const char *line, *text, *name; } cases[] = {
+	{ "198.51.100.0/24 --rate 100/s",
+	  "198.51.100.0/24 --rate 100/s --burst 100 --per 32", "6aa8a57e881e8de3" },
+	{ "198.51.100.0/24 --rate 6000/m --burst 7",
+	  "198.51.100.0/24 --rate 6000/m --burst 7 --per 32", "dcffc01eafb5ca8e" },
+	{ "198.51.100.0/24 --bytes 10M",
+	  "198.51.100.0/24 --bytes 10000000 --bytes-burst 10000000 --per 32", "6819ec6e81345770" },
+	{ "198.51.100.0/24 --rate 10/s --bytes 1M --bytes-burst 64k",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --bytes 1000000 --bytes-burst 64000 --per 32", "cde531c8e1343597" },
+	{ "198.51.100.0/24 --rate 10/s --new-sources 50/m",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --new-sources 50/m --new-burst 1 --per 32", "c05a891aec99d34b" },
+	{ "198.51.100.0/24 --rate 10/s --new-sources 5/s --new-burst 9",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --new-sources 5/s --new-burst 9 --per 32", "72ce8d335db94343" },
+	{ "198.51.100.0/24 --rate 10/s --total 1000/h",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --total 1000/h --total-burst 1 --per 32", "8f6e324b1ef371ed" },
+	{ "198.51.100.0/24 --rate 10/s --total 100/s --total-burst 150",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --total 100/s --total-burst 150 --per 32", "f244448ca700dd5d" },
+	{ "198.51.100.0/24 --rate 10/s --per 24",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --per 24", "c8969f6e1a9c5ffa" },
+	{ "198.51.100.0/24 --proto udp --rate 10/s",
+	  "198.51.100.0/24 --proto udp --rate 10/s --burst 10 --per 32", "c314d84b3fb30136" },
+	{ "198.51.100.0/24 --proto tcp --dport 443 --rate 10/s",
+	  "198.51.100.0/24 --proto tcp --dport 443 --rate 10/s --burst 10 --per 32", "df6729f898f016aa" },
+	{ "198.51.100.0/24 --syn --rate 10/s",
+	  "198.51.100.0/24 --syn --rate 10/s --burst 10 --per 32", "f5221745dfb28b69" },
+	{ "198.51.100.0/24 --rate 10/s --global",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --per 32 --global", "0de99cd7d51d5182" },
+	{ "198.51.100.0/24 --rate 10/s --algo sliding-window",
+	  "198.51.100.0/24 --rate 10/s --algo sliding-window --per 32", "678579567a0b9b28" },
+	{ "198.51.100.0/24 --allow",
+	  "198.51.100.0/24 --allow", "3b9496b46fbd25bc" },
+	{ "198.51.100.0/24 --proto udp --dport 53 --deny",
+	  "198.51.100.0/24 --proto udp --dport 53 --deny", "3c61a3fb7a5d646d" },
+	{ "198.51.100.0/24 --rate 10/s --shadow",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --per 32 --shadow", "d1b69feef9daf7ad" },
+	{ "198.51.100.0/24 --rate 10/s --block 10m --block-spoofable",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --per 32 --block 10m --block-spoofable", "4aa4f3ae8180c965" },
+	{ "198.51.100.0/24 --rate 10/s --block 30s --block-spoofable",
+	  "198.51.100.0/24 --rate 10/s --burst 10 --per 32 --block 30s --block-spoofable", "c8590bd88a393c71" },
+	{ "198.51.100.0/24 --proto tcp --dport 443 --rate 10/s --syn-proxy --block 1h",
+	  "198.51.100.0/24 --proto tcp --dport 443 --rate 10/s --burst 10 --per 32 --block 1h --syn-proxy", "ae5a9d0f8452186b" },
+	{ "198.51.100.0/24 --proto tcp --syn --dport 80 --rate 1/h --burst 3 --algo token-bucket --bytes 2G/s --new-sources 7/m --total 9/s --per 20 --shadow --block 90m --block-spoofable",
+	  "198.51.100.0/24 --proto tcp --dport 80 --syn --rate 1/h --burst 3 --bytes 2000000000 --bytes-burst 2000000000 --new-sources 7/m --new-burst 1 --total 9/s --total-burst 9 --per 20 --block 90m --block-spoofable --shadow", "c031f4e87233a57d" },
+	{ "198.51.100.0/24 --shadow --global --total-burst 4 --total 3/m --new-burst 2 --new-sources 1/h --per 16 --rate 99/m --proto icmp",
+	  "198.51.100.0/24 --proto icmp --rate 99/m --burst 1 --new-sources 1/h --new-burst 2 --total 3/m --total-burst 4 --per 16 --global --shadow", "d5b6baa5d12e41d2" },
+	{ "2001:db8::/32 --rate 100/s",
+	  "2001:db8::/32 --rate 100/s --burst 100 --per 64", "f7ebdc4321fea45b" },
+	{ "2001:db8::/32 --rate 6000/m --burst 7",
+	  "2001:db8::/32 --rate 6000/m --burst 7 --per 64", "c453b65bcf90b364" },
+	{ "2001:db8::/32 --bytes 10M",
+	  "2001:db8::/32 --bytes 10000000 --bytes-burst 10000000 --per 64", "1ad49d80112c16ba" },
+	{ "2001:db8::/32 --rate 10/s --bytes 1M --bytes-burst 64k",
+	  "2001:db8::/32 --rate 10/s --burst 10 --bytes 1000000 --bytes-burst 64000 --per 64", "399e6d4abcd97dff" },
+	{ "2001:db8::/32 --rate 10/s --new-sources 50/m",
+	  "2001:db8::/32 --rate 10/s --burst 10 --new-sources 50/m --new-burst 1 --per 64", "583c281f4e4b142d" },
+	{ "2001:db8::/32 --rate 10/s --new-sources 5/s --new-burst 9",
+	  "2001:db8::/32 --rate 10/s --burst 10 --new-sources 5/s --new-burst 9 --per 64", "b0133b236a79bc47" },
+	{ "2001:db8::/32 --rate 10/s --total 1000/h",
+	  "2001:db8::/32 --rate 10/s --burst 10 --total 1000/h --total-burst 1 --per 64", "dd19d04e2406d59b" },
+	{ "2001:db8::/32 --rate 10/s --total 100/s --total-burst 150",
+	  "2001:db8::/32 --rate 10/s --burst 10 --total 100/s --total-burst 150 --per 64", "d89727856bc17731" },
+	{ "2001:db8::/32 --rate 10/s --per 24",
+	  "2001:db8::/32 --rate 10/s --burst 10 --per 24", "f581fb06bda2e8f5" },
+	{ "2001:db8::/32 --proto udp --rate 10/s",
+	  "2001:db8::/32 --proto udp --rate 10/s --burst 10 --per 64", "301e6124cadc89a6" },
+	{ "2001:db8::/32 --proto tcp --dport 443 --rate 10/s",
+	  "2001:db8::/32 --proto tcp --dport 443 --rate 10/s --burst 10 --per 64", "0a2d95291bb8a862" },
+	{ "2001:db8::/32 --syn --rate 10/s",
+	  "2001:db8::/32 --syn --rate 10/s --burst 10 --per 64", "0ac36969ea8f5955" },
+	{ "2001:db8::/32 --rate 10/s --global",
+	  "2001:db8::/32 --rate 10/s --burst 10 --per 64 --global", "7242a0e30afc70de" },
+	{ "2001:db8::/32 --rate 10/s --algo sliding-window",
+	  "2001:db8::/32 --rate 10/s --algo sliding-window --per 64", "e65aad4131bdbb32" },
+	{ "2001:db8::/32 --allow",
+	  "2001:db8::/32 --allow", "9c747aecf55a9367" },
+	{ "2001:db8::/32 --proto udp --dport 53 --deny",
+	  "2001:db8::/32 --proto udp --dport 53 --deny", "cc2a1c109a570dde" },
+	{ "2001:db8::/32 --rate 10/s --shadow",
+	  "2001:db8::/32 --rate 10/s --burst 10 --per 64 --shadow", "fd1427eadf62d071" },
+	{ "2001:db8::/32 --rate 10/s --block 10m --block-spoofable",
+	  "2001:db8::/32 --rate 10/s --burst 10 --per 64 --block 10m --block-spoofable", "e3ec62616ad3d801" },
+	{ "2001:db8::/32 --rate 10/s --block 30s --block-spoofable",
+	  "2001:db8::/32 --rate 10/s --burst 10 --per 64 --block 30s --block-spoofable", "f9961b275a129415" },
+	{ "2001:db8::/32 --proto tcp --dport 443 --rate 10/s --syn-proxy --block 1h",
+	  "2001:db8::/32 --proto tcp --dport 443 --rate 10/s --burst 10 --per 64 --block 1h --syn-proxy", "a057c83a2ea59d13" },
+	{ "2001:db8::/32 --proto tcp --syn --dport 80 --rate 1/h --burst 3 --algo token-bucket --bytes 2G/s --new-sources 7/m --total 9/s --per 20 --shadow --block 90m --block-spoofable",
+	  "2001:db8::/32 --proto tcp --dport 80 --syn --rate 1/h --burst 3 --bytes 2000000000 --bytes-burst 2000000000 --new-sources 7/m --new-burst 1 --total 9/s --total-burst 9 --per 20 --block 90m --block-spoofable --shadow", "f0db79a4e18fff96" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct xrl_rule_def d;
+		char text[512], err[XRL_ERRLEN], name[17];
+
+		if (xrl_rule_parse_line(cases[i].line, &d, err, sizeof(err)) != 1)
+			fail_msg("%s: refused: %s", cases[i].line, err);
+		xrl_rule_format(&d, text, sizeof(text));
+		if (strcmp(text, cases[i].text))
+			fail_msg("%s: saved as \"%s\", expected \"%s\"", cases[i].line, text, cases[i].text);
+		xrl_fleet_rule_name(&d, name);
+		if (strcmp(name, cases[i].name))
+			fail_msg("%s: fleet name %s, expected %s", cases[i].line, name, cases[i].name);
+	}
+}
 
 static void test_round_trip(void **state)
 {
@@ -1729,6 +1909,8 @@ int main(void)
 		cmocka_unit_test(test_rule_match_mode),
 		cmocka_unit_test(test_same_match),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_rule_rows_round_trip),
+		cmocka_unit_test(test_rule_save_text_fixed),
 		cmocka_unit_test(test_ruleset_inherit),
 		cmocka_unit_test(test_ruleset_order),
 		cmocka_unit_test(test_ruleset_containment),

@@ -14,58 +14,6 @@
 #include "xrl_opts.h"
 #include "xrl_rule.h"
 
-int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (ctx->json) {
-		/* a name with bytes that are not UTF-8 is shown with \xNN escapes */
-		json_t *o = json_object();
-
-		json_object_set_new(o, "error", xrl_json_text(msg));
-		xrl_json_print(ctx, o);
-	} else {
-		fprintf(stderr, "xrl: %s\n", msg);
-	}
-	return code;
-}
-
-void xrl_json_print(struct xrl_ctx *ctx, json_t *v)
-{
-	/* NULL: a value could not be built; still print one JSON value */
-	if (!v)
-		v = json_pack("{s:s}", "error", "internal error: the result could not be encoded as JSON");
-	json_dumpf(v, stdout, ctx->pretty ? JSON_INDENT(2) : JSON_COMPACT);
-	fputc('\n', stdout);
-	json_decref(v);
-}
-
-struct xrl_instance *xrl_ctx_instance(struct xrl_ctx *ctx)
-{
-	ctx->inst.name = ctx->instance;
-	ctx->inst.pin_dir = ctx->pin_dir;
-	return &ctx->inst;
-}
-
-int xrl_instance_begin(struct xrl_ctx *ctx, struct xrl_maps *m, bool write)
-{
-	char err[XRL_INSTANCE_ERRLEN];
-
-	if (xrl_instance_open(xrl_ctx_instance(ctx), write ? XRL_LOCK_EXCLUSIVE : XRL_LOCK_SHARED,
-			      XRL_WAIT_FOREVER, 0, m, err, sizeof(err)))
-		return xrl_error(ctx, XRL_EXIT_FAIL, "%s", err);
-	return 0;
-}
-
-void xrl_instance_end(struct xrl_ctx *ctx, struct xrl_maps *m)
-{
-	xrl_instance_close(&ctx->inst, m);
-}
-
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_WARN && getenv("XRL_DEBUG"))
@@ -170,17 +118,6 @@ static const struct xrl_cmd commands[] = {
 static const struct xrl_cmd_table command_table = {
 	.path = "xrl", .cmds = commands, .n = sizeof(commands) / sizeof(commands[0]),
 };
-
-int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd)
-{
-	const struct xrl_cmd *c = xrl_cmd_find(&command_table, cmd);
-	char u[1024];
-
-	if (!c)
-		return xrl_error(ctx, XRL_EXIT_USAGE, "usage: see xrl --help");
-	xrl_cmd_usage_line(&command_table, c, u, sizeof(u));
-	return xrl_error(ctx, XRL_EXIT_USAGE, "usage: %s", u);
-}
 
 static void usage(FILE *f)
 {
@@ -488,7 +425,8 @@ static void print_version(struct xrl_ctx *ctx)
 int main(int argc, char **argv)
 {
 	struct global_opts g = { .instance = "default" };
-	struct xrl_ctx ctx = { .instance = "default", .inst.lock_fd = -1 };
+	struct xrl_ctx ctx = { .instance = "default", .inst.lock_fd = -1,
+			       .commands = &command_table };
 	const struct xrl_cmd *c;
 	xrl_opt_seen seen = 0;
 	char err[XRL_ERRLEN], list[256];

@@ -20,8 +20,10 @@ struct xrl_ctx {
 	bool pretty;
 	bool all_instances;   /* no --instance given: status reports every instance */
 	struct xrl_instance inst;   /* the lock xrl_instance_begin holds (see xrl_ctx_instance) */
+	const struct xrl_cmd_table *commands;   /* xrl's commands, for xrl_usage_error */
 };
 
+/* xrl_ctx.c: */
 /* Report an error (one line, or {"error": ...} with --json); returns code. */
 int xrl_error(struct xrl_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -62,7 +64,7 @@ extern const struct xrl_opt_table xrl_attach_opts, xrl_stats_opts, xrl_top_opts,
  * `xrl help options`: every command's options (global: the global options, or NULL). */
 void xrl_help_command(FILE *f, const struct xrl_cmd_table *t, const struct xrl_cmd *c);
 void xrl_help_options(FILE *f, const struct xrl_cmd_table *t, const struct xrl_opt_table *global);
-/* Report "usage: xrl CMD ..." from the command table; returns XRL_EXIT_USAGE. */
+/* Report "usage: xrl CMD ..." from ctx->commands; returns XRL_EXIT_USAGE. */
 int xrl_usage_error(struct xrl_ctx *ctx, const char *cmd);
 
 #endif /* XRL_CLI_H */

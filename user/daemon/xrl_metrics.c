@@ -160,31 +160,6 @@ static void algo_label(FILE *f, const struct xrl_rule_def *d)
 		xrl_metrics_label(f, ",", "algo", xrl_algo_name(d->algo));
 }
 
-/* Per rule: name{instance,rule,action="pass"|"drop"}. */
-static void rule_family(FILE *f, const struct scrape *s, const char *instance, const char *name,
-			const char *help, bool bytes)
-{
-	int i, a;
-
-	xrl_metrics_family(f, name, "counter", help);
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		for (a = 0; a < 2; a++) {
-			__u64 v = a == 0 ? (bytes ? s->rs[i].passed_bytes : s->rs[i].passed)
-					 : (bytes ? s->rs[i].dropped_bytes : s->rs[i].dropped);
-
-			fputs(name, f);
-			xrl_metrics_label(f, "{", "instance", instance);
-			xrl_metrics_label(f, ",", "rule", match);
-			xrl_metrics_label(f, ",", "action", a == 0 ? "pass" : "drop");
-			algo_label(f, &s->defs[i]);
-			fprintf(f, "} %llu\n", (unsigned long long)v);
-		}
-	}
-}
-
 /*
  * The top_k sources with the most drops among those that dropped in the
  * last XRL_TOP_RECENT_NS, as `xrl top` lists them: at most top_k series
@@ -227,43 +202,151 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 	}
 }
 
+/* Which rules a per-rule family has a series for. */
+static bool is_limit(const struct xrl_rule_def *d) { return d->action == XRL_ACT_LIMIT; }
+static bool has_newsrc(const struct xrl_rule_def *d) { return d->flags & XRL_F_NEWSRC; }
+static bool has_budget(const struct xrl_rule_def *d)
+{
+	return (d->flags & XRL_F_NEWSRC) && d->new_period;
+}
+static bool has_total(const struct xrl_rule_def *d) { return d->flags & XRL_F_TOTAL; }
+static bool has_shadow(const struct xrl_rule_def *d) { return d->policy & XRL_P_SHADOW; }
+static bool has_block(const struct xrl_rule_def *d) { return d->policy & XRL_P_BLOCK; }
+static bool has_synproxy(const struct xrl_rule_def *d) { return d->policy & XRL_P_SYNPROXY; }
+
+/* Values that are not a counter of struct xrl_rule_stats. */
+static void tracked_value(FILE *f, const struct scrape *s, int i)
+{
+	fprintf(f, "%ld", s->rule_tracked[i]);
+}
+
 /*
- * Per limit rule: the sources it tracks now, and the new-source budget of
- * those with --new-sources, so that an alert can compare
+ * The new-source budget per second, so that an alert can compare
  * rate(xrl_rule_sources_created_total) + rate(xrl_new_sources_refused_total)
  * with it (as `xrl top` does, docs/xrl.8).
  */
-static void newsrc_families(FILE *f, const struct scrape *s, const char *in)
+static void budget_value(FILE *f, const struct scrape *s, int i)
 {
+	fprintf(f, "%.6g", (double)s->defs[i].new_rate / s->defs[i].new_period);
+}
+
+static void blocked_value(FILE *f, const struct scrape *s, int i)
+{
+	fprintf(f, "%ld", s->rule_blocked[i]);
+}
+
+#define RS(member) offsetof(struct xrl_rule_stats, member)
+
+/*
+ * The per-rule families, in the order of the exposition: a series per
+ * rule (of the rules has selects; NULL: every rule) labelled
+ * {instance,rule[,action][,algo]}, valued by a counter of struct
+ * xrl_rule_stats at off (with action: passed at off, dropped at drop_off,
+ * action="pass" and "drop") or by value.
+ */
+static const struct rule_series {
+	const char *name, *type, *help;
+	bool (*has)(const struct xrl_rule_def *d);
+	bool action;
+	size_t off, drop_off;
+	void (*value)(FILE *f, const struct scrape *s, int i);
+} rule_series[] = {
+	{ "xrl_packets_total", "counter",
+	  "Packets matched by each rule (its prefix and match), passed or dropped.",
+	  .action = true, .off = RS(passed), .drop_off = RS(dropped) },
+	{ "xrl_bytes_total", "counter",
+	  "Bytes of the packets matched by each rule, passed or dropped.",
+	  .action = true, .off = RS(passed_bytes), .drop_off = RS(dropped_bytes) },
+	{ "xrl_new_sources_refused_total", "counter",
+	  "Packets of sources without a bucket dropped by their rule's new-source budget "
+	  "(--new-sources; also counted as dropped).",
+	  .has = has_newsrc, .off = RS(new_refused) },
+	{ "xrl_rule_sources_created_total", "counter",
+	  "Buckets created for new sources of each limit rule (its share of "
+	  "xrl_sources_created_total).",
+	  .has = is_limit, .off = RS(created) },
+	{ "xrl_rule_sources_tracked", "gauge", "Sources with a bucket of each limit rule now.",
+	  .has = is_limit, .value = tracked_value },
+	{ "xrl_rule_new_sources_budget", "gauge",
+	  "New sources per second a rule with --new-sources gives a bucket at most (per host).",
+	  .has = has_budget, .value = budget_value },
+	{ "xrl_total_refused_total", "counter",
+	  "Packets within their source's limit dropped by their rule's aggregate cap "
+	  "(--total; also counted as dropped).",
+	  .has = has_total, .off = RS(total_refused) },
+	{ "xrl_shadow_dropped_total", "counter",
+	  "Packets a shadow rule (--shadow) would have dropped and passed: what "
+	  "enforcing it would drop.",
+	  .has = has_shadow, .off = RS(shadow_dropped) },
+	{ "xrl_blocked_total", "counter",
+	  "Packets of sources in a rule's penalty box (--block; also counted as dropped, "
+	  "or as shadow-dropped for a shadow rule).",
+	  .has = has_block, .off = RS(blocked) },
+	{ "xrl_synproxy_synacks_total", "counter",
+	  "SYNs of unproven sources a --syn-proxy rule answered at XDP with a cookie SYN-ACK.",
+	  .has = has_synproxy, .off = RS(synack_sent) },
+	{ "xrl_synproxy_proven_total", "counter",
+	  "ACKs that returned a valid cookie: handshakes proven (the source got its bucket).",
+	  .has = has_synproxy, .off = RS(proven) },
+	{ "xrl_synproxy_bad_cookies_total", "counter",
+	  "Segments of unproven sources with no valid cookie and no socket: dropped.",
+	  .has = has_synproxy, .off = RS(bad_cookie) },
+	{ "xrl_blocked_sources", "gauge",
+	  "Sources in a rule's penalty box now (--block; `xrl block list` lists them).",
+	  .has = has_block, .value = blocked_value },
+};
+
+static __u64 rule_counter(const struct scrape *s, int i, size_t off)
+{
+	__u64 v;
+
+	memcpy(&v, (const char *)&s->rs[i] + off, sizeof(v));
+	return v;
+}
+
+/* One sample of a per-rule family: name{instance,rule[,action][,algo]} */
+static void rule_sample_head(FILE *f, const char *name, const char *instance, const char *match,
+			     const char *action, const struct xrl_rule_def *d)
+{
+	fputs(name, f);
+	xrl_metrics_label(f, "{", "instance", instance);
+	xrl_metrics_label(f, ",", "rule", match);
+	if (action)
+		xrl_metrics_label(f, ",", "action", action);
+	algo_label(f, d);
+	fputs("} ", f);
+}
+
+static void rule_families(FILE *f, const struct scrape *s, const char *in)
+{
+	size_t k;
 	int i;
 
-	xrl_metrics_family(f, "xrl_rule_sources_tracked", "gauge",
-	       "Sources with a bucket of each limit rule now.");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
+	for (k = 0; k < sizeof(rule_series) / sizeof(rule_series[0]); k++) {
+		const struct rule_series *r = &rule_series[k];
 
-		if (s->defs[i].action != XRL_ACT_LIMIT)
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_rule_sources_tracked", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %ld\n", s->rule_tracked[i]);
-	}
-	xrl_metrics_family(f, "xrl_rule_new_sources_budget", "gauge",
-	       "New sources per second a rule with --new-sources gives a bucket at most (per host).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
+		xrl_metrics_family(f, r->name, r->type, r->help);
+		for (i = 0; i < s->n; i++) {
+			const struct xrl_rule_def *d = &s->defs[i];
+			char match[192];
 
-		if (!(s->defs[i].flags & XRL_F_NEWSRC) || !s->defs[i].new_period)
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_rule_new_sources_budget", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %.6g\n", (double)s->defs[i].new_rate / s->defs[i].new_period);
+			if (r->has && !r->has(d))
+				continue;
+			xrl_rule_format_match(d, match, sizeof(match));
+			if (r->action) {
+				rule_sample_head(f, r->name, in, match, "pass", d);
+				fprintf(f, "%llu\n", (unsigned long long)rule_counter(s, i, r->off));
+				rule_sample_head(f, r->name, in, match, "drop", d);
+				fprintf(f, "%llu\n", (unsigned long long)rule_counter(s, i, r->drop_off));
+				continue;
+			}
+			rule_sample_head(f, r->name, in, match, NULL, d);
+			if (r->value)
+				r->value(f, s, i);
+			else
+				fprintf(f, "%llu", (unsigned long long)rule_counter(s, i, r->off));
+			fputc('\n', f);
+		}
 	}
 }
 
@@ -276,130 +359,7 @@ static void write_scrape(FILE *f, const struct scrape *s, const struct xrl_metri
 	__u64 evicted = xrl_evicted(&s->g, live);
 	int i;
 
-	rule_family(f, s, in, "xrl_packets_total",
-		    "Packets matched by each rule (its prefix and match), passed or dropped.", false);
-	rule_family(f, s, in, "xrl_bytes_total",
-		    "Bytes of the packets matched by each rule, passed or dropped.", true);
-	xrl_metrics_family(f, "xrl_new_sources_refused_total", "counter",
-	       "Packets of sources without a bucket dropped by their rule's new-source budget "
-	       "(--new-sources; also counted as dropped).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (!(s->defs[i].flags & XRL_F_NEWSRC))
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_new_sources_refused_total", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].new_refused);
-	}
-	xrl_metrics_family(f, "xrl_rule_sources_created_total", "counter",
-	       "Buckets created for new sources of each limit rule (its share of "
-	       "xrl_sources_created_total).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (s->defs[i].action != XRL_ACT_LIMIT)
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_rule_sources_created_total", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].created);
-	}
-	newsrc_families(f, s, in);
-	xrl_metrics_family(f, "xrl_total_refused_total", "counter",
-	       "Packets within their source's limit dropped by their rule's aggregate cap "
-	       "(--total; also counted as dropped).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (!(s->defs[i].flags & XRL_F_TOTAL))
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_total_refused_total", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].total_refused);
-	}
-	xrl_metrics_family(f, "xrl_shadow_dropped_total", "counter",
-	       "Packets a shadow rule (--shadow) would have dropped and passed: what "
-	       "enforcing it would drop.");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (!(s->defs[i].policy & XRL_P_SHADOW))
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_shadow_dropped_total", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].shadow_dropped);
-	}
-	xrl_metrics_family(f, "xrl_blocked_total", "counter",
-	       "Packets of sources in a rule's penalty box (--block; also counted as dropped, "
-	       "or as shadow-dropped for a shadow rule).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (!(s->defs[i].policy & XRL_P_BLOCK))
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_blocked_total", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %llu\n", (unsigned long long)s->rs[i].blocked);
-	}
-	{
-		/* --syn-proxy */
-		static const char *const name[] = { "xrl_synproxy_synacks_total",
-						    "xrl_synproxy_proven_total",
-						    "xrl_synproxy_bad_cookies_total" };
-		static const char *const help[] = {
-			"SYNs of unproven sources a --syn-proxy rule answered at XDP with a cookie SYN-ACK.",
-			"ACKs that returned a valid cookie: handshakes proven (the source got its bucket).",
-			"Segments of unproven sources with no valid cookie and no socket: dropped.",
-		};
-		int k;
-
-		for (k = 0; k < 3; k++) {
-			xrl_metrics_family(f, name[k], "counter", help[k]);
-			for (i = 0; i < s->n; i++) {
-				char match[192];
-				__u64 v = k == 0 ? s->rs[i].synack_sent :
-					  k == 1 ? s->rs[i].proven : s->rs[i].bad_cookie;
-
-				if (!(s->defs[i].policy & XRL_P_SYNPROXY))
-					continue;
-				xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-				fputs(name[k], f);
-				xrl_metrics_label(f, "{", "instance", in);
-				xrl_metrics_label(f, ",", "rule", match);
-				algo_label(f, &s->defs[i]);
-				fprintf(f, "} %llu\n", (unsigned long long)v);
-			}
-		}
-	}
-	xrl_metrics_family(f, "xrl_blocked_sources", "gauge",
-	       "Sources in a rule's penalty box now (--block; `xrl block list` lists them).");
-	for (i = 0; i < s->n; i++) {
-		char match[192];
-
-		if (!(s->defs[i].policy & XRL_P_BLOCK))
-			continue;
-		xrl_rule_format_match(&s->defs[i], match, sizeof(match));
-		fputs("xrl_blocked_sources", f);
-		xrl_metrics_label(f, "{", "instance", in);
-		xrl_metrics_label(f, ",", "rule", match);
-		algo_label(f, &s->defs[i]);
-		fprintf(f, "} %ld\n", s->rule_blocked[i]);
-	}
+	rule_families(f, s, in);
 
 	xrl_metrics_family(f, "xrl_instance_packets_total", "counter",
 	       "Every frame the instance saw, passed or dropped for whatever reason.");

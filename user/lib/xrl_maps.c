@@ -16,26 +16,34 @@
 #include "xrl.skel.h"
 
 const char *const xrl_map_names[] = {
-	"xrl_rules_v4", "xrl_rules_v6", "xrl_buckets_v4", "xrl_buckets_v6", "xrl_rule_stats",
-	"xrl_stats", "xrl_config", "xrl_rule_defs", "xrl_ifaces", "xrl_drop_sketch",
-	"xrl_fleet_rules", "xrl_fleet_used", "xrl_fleet_floor", "xrl_events", "xrl_limited",
-	/* per rule and host, whichever interface a packet arrives on (issue 13) */
-	"xrl_newsrc", "xrl_total", "xrl_total_local",
-	"xrl_logs", "xrl_blocked",
-	"xrl_proven",   /* --syn-proxy */
+#define XRL_MAP_NAME(field, sized) "xrl_" #field,
+	XRL_MAPS(XRL_MAP_NAME)
+#undef XRL_MAP_NAME
 	NULL,
 };
 
+/* The bucket tables: sized at attach (--max-sources), only their entries may differ. */
+static const bool map_sized[] = {
+#define XRL_MAP_SIZED(field, sized) sized,
+	XRL_MAPS(XRL_MAP_SIZED)
+#undef XRL_MAP_SIZED
+};
+
+/* struct xrl_maps is its fds in XRL_MAPS order and nothing else */
+#define XRL_MAP_ONE(field, sized) + 1
+_Static_assert(sizeof(struct xrl_maps) == sizeof(int) * (0 XRL_MAPS(XRL_MAP_ONE)),
+	       "struct xrl_maps holds one int per map of XRL_MAPS");
+#undef XRL_MAP_ONE
+/* and the program defines each of them (the skeleton has a member per map) */
+#define XRL_MAP_IN_PROG(field, sized) \
+	_Static_assert(sizeof(((struct xrl_bpf *)0)->maps.xrl_##field), "xrl_" #field " is a map of the program");
+XRL_MAPS(XRL_MAP_IN_PROG)
+#undef XRL_MAP_IN_PROG
+
 static int *map_slot(struct xrl_maps *m, int i)
 {
-	int *slots[] = { &m->rules_v4, &m->rules_v6, &m->buckets_v4, &m->buckets_v6, &m->rule_stats,
-			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
-			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
-			 &m->newsrc, &m->total, &m->total_local, &m->logs,
-			 &m->blocked, &m->proven };
-	return slots[i];
+	return (int *)m + i;
 }
-
 
 int xrl_maps_from_obj(struct bpf_object *obj, struct xrl_maps *m)
 {
@@ -88,9 +96,7 @@ int xrl_maps_layout_check(const struct xrl_maps *m, char *bad, size_t badlen)
 		const struct bpf_map *want = bpf_object__find_map_by_name(skel->obj, xrl_map_names[i]);
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
-		/* the bucket tables are sized at attach (--max-sources): only their entries may differ */
-		bool sized = !strcmp(xrl_map_names[i], "xrl_buckets_v4") ||
-			     !strcmp(xrl_map_names[i], "xrl_buckets_v6");
+		bool sized = map_sized[i];
 
 		if (!want)
 			continue;

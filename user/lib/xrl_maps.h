@@ -13,28 +13,41 @@
 
 struct bpf_object;
 
+/*
+ * Every pinned map of an instance, once: X(field, sized) each. The list
+ * gives struct xrl_maps' fields, the pin names ("xrl_" and the field:
+ * xrl_rules_v4) and the layout check. sized: the bucket tables,
+ * whose entries are set at attach (--max-sources), so only their entries
+ * may differ between builds. Add a map here and in bpf/xrl_maps.bpf.h.
+ */
+#define XRL_MAPS(X)							\
+	X(rules_v4, 0)							\
+	X(rules_v6, 0)							\
+	X(buckets_v4, 1)						\
+	X(buckets_v6, 1)						\
+	X(rule_stats, 0)						\
+	X(stats, 0)							\
+	X(config, 0)							\
+	X(rule_defs, 0)							\
+	X(ifaces, 0)							\
+	X(drop_sketch, 0)						\
+	X(fleet_rules, 0)						\
+	X(fleet_used, 0)						\
+	X(fleet_floor, 0)						\
+	X(events, 0)							\
+	X(limited, 0)							\
+	X(newsrc, 0)        /* --new-sources: one per rule, all interfaces */ \
+	X(total, 0)         /* --total's caps, likewise */		\
+	X(total_local, 0)   /* per CPU: the unspent batch of cap tokens */ \
+	X(logs, 0)          /* --algo sliding-log's rings */		\
+	X(blocked, 0)       /* --block's penalty box */			\
+	X(proven, 0)        /* --syn-proxy's filter of proven sources */
+
+/* One fd per map of XRL_MAPS, in its order. */
 struct xrl_maps {
-	int rules_v4;
-	int rules_v6;
-	int buckets_v4;
-	int buckets_v6;
-	int rule_stats;
-	int stats;
-	int config;
-	int rule_defs;
-	int ifaces;
-	int drop_sketch;
-	int fleet_rules;
-	int fleet_used;
-	int fleet_floor;
-	int events;
-	int limited;
-	int newsrc;   /* new-source budgets (--new-sources): one per rule, all interfaces */
-	int total;    /* aggregate caps (--total), likewise */
-	int total_local;   /* per CPU: the unspent batch of cap tokens */
-	int logs;         /* --algo sliding-log's rings */
-	int blocked;      /* --block's penalty box */
-	int proven;       /* --syn-proxy's filter of proven sources */
+#define XRL_MAP_FIELD(field, sized) int field;
+	XRL_MAPS(XRL_MAP_FIELD)
+#undef XRL_MAP_FIELD
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */

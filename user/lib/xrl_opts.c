@@ -3,13 +3,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xrl_opts.h"
-#include "xrl_rule.h"
+#include "xrl_units.h"
 
 void xrl_opt_store(void *obj, size_t off, size_t size, unsigned long long v)
 {
@@ -23,7 +24,7 @@ void xrl_opt_store(void *obj, size_t off, size_t size, unsigned long long v)
 	}
 }
 
-static unsigned long long load(const void *obj, size_t off, size_t size)
+unsigned long long xrl_opt_load(const void *obj, size_t off, size_t size)
 {
 	const char *p = (const char *)obj + off;
 
@@ -35,10 +36,76 @@ static unsigned long long load(const void *obj, size_t off, size_t size)
 	}
 }
 
+int xrl_opt_format_flag(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	if (!(xrl_opt_load(obj, o->off, o->size) & o->val))
+		return 0;
+	return snprintf(buf, len, " --%s", o->name);
+}
+
+int xrl_opt_format_set(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	if (xrl_opt_load(obj, o->off, o->size) != o->val)
+		return 0;
+	return snprintf(buf, len, " --%s", o->name);
+}
+
+void xrl_opts_format(const struct xrl_opt_table *t, unsigned modes, const void *obj, char *buf,
+		     size_t len, size_t *n)
+{
+	const struct xrl_opt *row[64];
+	int i, j, k = 0;
+
+	/* the rows that write, by rank then row (insertion sort: a few dozen rows) */
+	for (i = 0; i < t->n && i < 64; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+
+		if (!o->format || !(o->modes & modes))
+			continue;
+		for (j = k++; j > 0 && row[j - 1]->save_rank > o->save_rank; j--)
+			row[j] = row[j - 1];
+		row[j] = o;
+	}
+	for (i = 0; i < k && *n < len; i++)
+		*n += (size_t)row[i]->format(row[i], obj, buf + *n, len - *n);
+}
+
+bool xrl_opts_same(const struct xrl_opt_table *t, unsigned skip, const void *a, const void *b)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+
+		if (o->modes & skip)
+			continue;
+		if (o->size && xrl_opt_load(a, o->off, o->size) != xrl_opt_load(b, o->off, o->size))
+			return false;
+		if (o->size2 && xrl_opt_load(a, o->off2, o->size2) != xrl_opt_load(b, o->off2, o->size2))
+			return false;
+	}
+	return true;
+}
+
+void xrl_opts_copy(const struct xrl_opt_table *t, const void *obj, void *to)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct xrl_opt *o = &t->opts[i];
+
+		if (o->copy_size)
+			xrl_opt_store(to, o->copy_off, o->copy_size, xrl_opt_load(obj, o->off, o->size));
+		if (o->copy_size2)
+			xrl_opt_store(to, o->copy_off2, o->copy_size2,
+				      xrl_opt_load(obj, o->off2, o->size2));
+	}
+}
+
 int xrl_opt_flag(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
 {
 	(void)arg, (void)err, (void)errlen;
-	xrl_opt_store(obj, o->off, o->size, load(obj, o->off, o->size) | (o->val ? o->val : 1));
+	xrl_opt_store(obj, o->off, o->size, xrl_opt_load(obj, o->off, o->size) | (o->val ? o->val : 1));
 	return 0;
 }
 

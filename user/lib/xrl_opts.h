@@ -16,6 +16,7 @@
 #ifndef XRL_OPTS_H
 #define XRL_OPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <jansson.h>
@@ -27,6 +28,12 @@ struct xrl_opt;
  */
 typedef int (*xrl_opt_parse_fn)(const struct xrl_opt *o, const char *arg, void *obj,
 				char *err, size_t errlen);
+/*
+ * Write the option back as words (" --rate 10/s") from obj into buf (len
+ * bytes), or nothing when obj does not have it; the length it needed, as
+ * snprintf returns.
+ */
+typedef int (*xrl_opt_format_fn)(const struct xrl_opt *o, const void *obj, char *buf, size_t len);
 
 #define XRL_OPT_OPTIONAL_ARG 0x1   /* the value may be left out (--metrics [ADDR:PORT]) */
 #define XRL_OPT_CHOICE       0x2   /* one of the CHOICE rows is the mode's required word */
@@ -46,12 +53,27 @@ struct xrl_opt {
 	unsigned long long val;        /* what xrl_opt_flag ORs in, xrl_opt_set stores */
 	const char *what;        /* the value in messages ("burst"); the choices of xrl_opt_enum */
 	const char *help;        /* one line for `xrl help options` */
+	/* tables that write their struct back as words (rules: `rule save`) */
+	xrl_opt_format_fn format;
+	unsigned char save_rank; /* xrl_opts_format's order: rank, then row */
+	int with;                /* 1 + the row this one qualifies (--bytes-burst: --bytes); 0: none */
+	/* the same field(s) in a second struct, copied by xrl_opts_copy (a rule's compiled form) */
+	size_t copy_off, copy_size, copy_off2, copy_size2;
+	/* the words of a whole entry that uses the option (a rule's, after its
+	 * prefix): the round-trip test of every row parses, writes back and
+	 * parses it again */
+	const char *example;
 };
 
 #define XRL_OPT_FIELD(type, member) \
 	.off = offsetof(type, member), .size = sizeof(((type *)0)->member)
 #define XRL_OPT_FIELD2(type, member) \
 	.off2 = offsetof(type, member), .size2 = sizeof(((type *)0)->member)
+#define XRL_OPT_COPY(type, member) \
+	.copy_off = offsetof(type, member), .copy_size = sizeof(((type *)0)->member)
+#define XRL_OPT_COPY2(type, member) \
+	.copy_off2 = offsetof(type, member), .copy_size2 = sizeof(((type *)0)->member)
+#define XRL_OPT_WITH(row) .with = (row) + 1
 
 struct xrl_opt_table {
 	const char *name;        /* "global", "rule": what `xrl help options` calls it */
@@ -86,6 +108,26 @@ int xrl_opt_str(const struct xrl_opt *o, const char *arg, void *obj, char *err, 
 int xrl_opt_enum(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen);
 /* Store v in the field at off (size bytes: 1, 2, 4 or 8). */
 void xrl_opt_store(void *obj, size_t off, size_t size, unsigned long long v);
+/* The field at off (size bytes: 1, 2, 4 or 8). */
+unsigned long long xrl_opt_load(const void *obj, size_t off, size_t size);
+
+/* Generic writers: " --NAME" when the field has o->val's bits (a flag), or is o->val (a set). */
+int xrl_opt_format_flag(const struct xrl_opt *o, const void *obj, char *buf, size_t len);
+int xrl_opt_format_set(const struct xrl_opt *o, const void *obj, char *buf, size_t len);
+/*
+ * obj's options as words, by save_rank then row, of the rows in the modes
+ * (bits 1 << mode) that have a format: appended to buf at *n (len bytes),
+ * *n advanced as snprintf would.
+ */
+void xrl_opts_format(const struct xrl_opt_table *t, unsigned modes, const void *obj, char *buf,
+		     size_t len, size_t *n);
+/*
+ * Do a and b hold the same values in the fields of every row that is in
+ * none of the modes skip? (The rows' fields, not the words given.)
+ */
+bool xrl_opts_same(const struct xrl_opt_table *t, unsigned skip, const void *a, const void *b);
+/* Copy each row's field(s) from obj into the copy field(s) of to. */
+void xrl_opts_copy(const struct xrl_opt_table *t, const void *obj, void *to);
 
 /* "--rate, --burst, ... or --deny": the options of a mode, for messages. */
 void xrl_opts_list(const struct xrl_opt_table *t, int mode, char *buf, size_t len);

@@ -1,213 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-#include <arpa/inet.h>
-#include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
+/*
+ * The rule words: one row each (xrl_rule_opts) and what a rule's life
+ * needs of them (parsing, the checks across words, `rule save`'s text,
+ * equality, compiling one rule).
+ */
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "xrl_rule.h"
 #include "xrl_algo.h"
 
 #define NS_PER_SEC 1000000000ULL
-
-int xrl_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 *out,
-		   char *err, size_t errlen)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
-			    what, s ? s : "", (unsigned long long)min, (unsigned long long)max);
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number from %llu to %llu",
-			    what, s, (unsigned long long)min, (unsigned long long)max);
-	*out = v;
-	return 0;
-}
-
-int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
-		     char *err, size_t errlen)
-{
-	char buf[INET6_ADDRSTRLEN + 8];
-	const char *slash;
-	__u8 tmp[16] = {0}, masked[16];
-	__u64 len, max;
-	size_t alen;
-	int fam, i;
-
-	if (!s || !*s)
-		return xrl_fail(err, errlen, "missing prefix: expected an address with /LEN, e.g. 203.0.113.0/24");
-	slash = strchr(s, '/');
-	alen = slash ? (size_t)(slash - s) : strlen(s);
-	if (alen >= sizeof(buf))
-		goto bad;
-	memcpy(buf, s, alen);
-	buf[alen] = 0;
-	if (inet_pton(AF_INET, buf, tmp) == 1) {
-		fam = 4;
-		max = 32;
-	} else if (inet_pton(AF_INET6, buf, tmp) == 1) {
-		fam = 6;
-		max = 128;
-	} else {
-		goto bad;
-	}
-	len = max;
-	if (slash) {
-		char lerr[XRL_ERRLEN];
-
-		if (xrl_parse_uint("prefix length", slash + 1, 0, max, &len, lerr, sizeof(lerr)))
-			return xrl_fail(err, errlen, "invalid prefix '%s': the length after / must be 0 to %llu for IPv%d",
-				    s, (unsigned long long)max, fam);
-	}
-	memcpy(masked, tmp, 16);
-	for (i = 0; i < 16; i++) {
-		int bits = (int)len - i * 8;
-
-		if (bits <= 0)
-			masked[i] = 0;
-		else if (bits < 8)
-			masked[i] &= (__u8)(0xff << (8 - bits));
-	}
-	if (memcmp(masked, tmp, 16)) {
-		char want[INET6_ADDRSTRLEN];
-
-		inet_ntop(fam == 4 ? AF_INET : AF_INET6, masked, want, sizeof(want));
-		return xrl_fail(err, errlen, "invalid prefix '%s': host bits are set; did you mean %s/%llu?",
-			    s, want, (unsigned long long)len);
-	}
-	*family = (__u8)fam;
-	memcpy(addr, masked, 16);
-	*plen = (__u8)len;
-	return 0;
-bad:
-	return xrl_fail(err, errlen, "invalid prefix '%s': expected an IPv4 or IPv6 address with an optional /LEN, e.g. 203.0.113.0/24 or 2001:db8::/32",
-		    s);
-}
-
-int xrl_parse_rate(const char *s, __u64 *count, __u32 *period, char *err, size_t errlen)
-{
-	static const struct { const char *unit; __u32 secs; } units[] = {
-		{ "s", 1 }, { "sec", 1 }, { "second", 1 },
-		{ "m", 60 }, { "min", 60 }, { "minute", 60 },
-		{ "h", 3600 }, { "hour", 3600 },
-	};
-	char num[32];
-	const char *slash = s ? strchr(s, '/') : NULL;
-	size_t nlen = slash ? (size_t)(slash - s) : (s ? strlen(s) : 0);
-	__u32 secs = 1;
-	__u64 v;
-	size_t i;
-
-	if (!s || nlen == 0 || nlen >= sizeof(num))
-		goto bad;
-	memcpy(num, s, nlen);
-	num[nlen] = 0;
-	if (slash) {
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (!strcmp(slash + 1, units[i].unit))
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			goto bad;
-		secs = units[i].secs;
-	}
-	if (xrl_parse_uint("rate", num, 1, XRL_MAX_PPS * 3600, &v, err, errlen))
-		goto bad;
-	if (v > XRL_MAX_PPS * secs)
-		return xrl_fail(err, errlen, "invalid rate '%s': at most %llu packets per second",
-			    s, XRL_MAX_PPS);
-	*count = v;
-	*period = secs;
-	return 0;
-bad:
-	return xrl_fail(err, errlen, "invalid rate '%s': expected a positive whole number of packets, optionally per unit: 100/s, 6000/m, 1000/h",
-		    s ? s : "");
-}
-
-int xrl_parse_size(const char *what, const char *s, __u64 max, __u64 *out,
-		   char *err, size_t errlen)
-{
-	char num[32];
-	size_t n = 0;
-	__u64 v, mult = 1;
-	const char *p;
-
-	if (!s)
-		goto bad;
-	while (isdigit((unsigned char)s[n]))
-		n++;
-	if (n == 0 || n >= sizeof(num))
-		goto bad;
-	memcpy(num, s, n);
-	num[n] = 0;
-	p = s + n;
-	switch (*p) {
-	case 'k': case 'K': mult = 1000ULL; p++; break;
-	case 'M': mult = 1000000ULL; p++; break;
-	case 'G': mult = 1000000000ULL; p++; break;
-	case 'T': mult = 1000000000000ULL; p++; break;
-	default: break;
-	}
-	if (*p == 'B')
-		p++;
-	if (!strcmp(p, "/s"))
-		p += 2;
-	if (*p)
-		goto bad;
-	if (xrl_parse_uint(what, num, 1, max, &v, err, errlen) || v > max / mult || v * mult < 1)
-		goto bad;
-	*out = v * mult;
-	return 0;
-bad:
-	return xrl_fail(err, errlen, "invalid %s '%s': expected a positive number of bytes with an optional k, M, G or T suffix (e.g. 10M), at most %llu",
-		    what, s ? s : "", (unsigned long long)max);
-}
-
-int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen)
-{
-	if (s && !strcmp(s, "tcp"))
-		*proto = IPPROTO_TCP;
-	else if (s && !strcmp(s, "udp"))
-		*proto = IPPROTO_UDP;
-	else if (s && !strcmp(s, "icmp"))
-		*proto = IPPROTO_ICMP;
-	else if (s && !strcmp(s, "icmpv6"))
-		*proto = IPPROTO_ICMPV6;
-	else
-		return xrl_fail(err, errlen, "unknown protocol '%s': expected tcp, udp, icmp or icmpv6",
-			    s ? s : "");
-	return 0;
-}
-
-const char *xrl_proto_name(__u8 proto)
-{
-	switch (proto) {
-	case IPPROTO_TCP: return "tcp";
-	case IPPROTO_UDP: return "udp";
-	case IPPROTO_ICMP: return "icmp";
-	case IPPROTO_ICMPV6: return "icmpv6";
-	default: return "?";
-	}
-}
 
 int xrl_opt_rate(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
 {
@@ -229,47 +33,6 @@ int xrl_opt_size(const struct xrl_opt *o, const char *arg, void *obj, char *err,
 		return -1;
 	xrl_opt_store(obj, o->off, o->size, v);
 	return 0;
-}
-
-int xrl_parse_duration(const char *what, const char *s, __u64 max_s, __u64 *ns, char *err,
-		       size_t errlen)
-{
-	static const struct { const char *unit; __u32 secs; } units[] = {
-		{ "s", 1 }, { "sec", 1 }, { "m", 60 }, { "min", 60 }, { "h", 3600 }, { "hour", 3600 },
-	};
-	char num[32], why[XRL_ERRLEN];
-	size_t n = 0, i;
-	__u64 v;
-
-	while (s && isdigit((unsigned char)s[n]))
-		n++;
-	if (!s || n == 0 || n >= sizeof(num))
-		goto bad;
-	memcpy(num, s, n);
-	num[n] = 0;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(s + n, units[i].unit))
-			break;
-	if (i == sizeof(units) / sizeof(units[0]) ||
-	    xrl_parse_uint(what, num, 1, max_s, &v, why, sizeof(why)) || v * units[i].secs > max_s)
-		goto bad;
-	*ns = v * units[i].secs * NS_PER_SEC;
-	return 0;
-bad:
-	return xrl_fail(err, errlen, "invalid %s '%s': expected a whole number of seconds, minutes or hours with its unit, e.g. 30s, 10m, 1h (at most %lluh)",
-		    what, s ? s : "", (unsigned long long)max_s / 3600);
-}
-
-void xrl_duration_format(__u64 ns, char *buf, size_t len)
-{
-	__u64 s = ns / NS_PER_SEC;
-
-	if (s && s % 3600 == 0)
-		snprintf(buf, len, "%lluh", (unsigned long long)s / 3600);
-	else if (s && s % 60 == 0)
-		snprintf(buf, len, "%llum", (unsigned long long)s / 60);
-	else
-		snprintf(buf, len, "%llus", (unsigned long long)s);
 }
 
 static int opt_duration(const struct xrl_opt *o, const char *arg, void *obj, char *err,
@@ -310,73 +73,222 @@ static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *
 #define MATCH (1u << XRL_RULE_MATCH)
 #define DEF(member) XRL_OPT_FIELD(struct xrl_rule_def, member)
 #define DEF2(member) XRL_OPT_FIELD2(struct xrl_rule_def, member)
+/* the field of struct xrl_rule the data path reads, where compiling is a plain copy */
+#define RULE(member) XRL_OPT_COPY(struct xrl_rule, member)
+#define RULE2(member) XRL_OPT_COPY2(struct xrl_rule, member)
 
 /* rows of xrl_rule_opts, for rule_check */
 enum {
 	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_NEW_SOURCES, RO_NEW_BURST, RO_TOTAL,
-	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN,
-	RO_GLOBAL,
-	RO_ALGO,   /* --algo */
-	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE,
-	RO_SYN_PROXY,   /* --syn-proxy */
+	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN, RO_GLOBAL, RO_ALGO,
+	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_SYN_PROXY,
 	RO_N,
 };
 
+static const struct xrl_opt rule_opts[RO_N];
+
+static const char *period_unit(__u32 period)
+{
+	return period == 3600 ? "h" : period == 60 ? "m" : "s";
+}
+
+/* a rate, "--NAME N/UNIT": its count is 1 or more when given, 0 when not */
+static int fmt_rate(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	unsigned long long v = xrl_opt_load(obj, o->off, o->size);
+
+	if (!v)
+		return 0;
+	return snprintf(buf, len, " --%s %llu/%s", o->name, v,
+			period_unit((__u32)xrl_opt_load(obj, o->off2, o->size2)));
+}
+
+/* a number, when it is not 0 (--bytes: 1 or more when given) */
+static int fmt_count(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	unsigned long long v = xrl_opt_load(obj, o->off, o->size);
+
+	return v ? snprintf(buf, len, " --%s %llu", o->name, v) : 0;
+}
+
+/* a number that qualifies the row o->with names (--new-burst: --new-sources), with it */
+static int fmt_with(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_opt *w = &rule_opts[o->with - 1];
+
+	if (!xrl_opt_load(obj, w->off, w->size))
+		return 0;
+	return snprintf(buf, len, " --%s %llu", o->name, xrl_opt_load(obj, o->off, o->size));
+}
+
+/* --burst: a token bucket's; a window algorithm has none */
+static int fmt_burst(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->algo == XRL_ALGO_TOKEN_BUCKET ? fmt_with(o, obj, buf, len) : 0;
+}
+
+/* --proto, unless --syn alone implies it (--syn --dport needs it written) */
+static int fmt_proto(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (!(d->flags & XRL_F_PROTO) ||
+	    (d->flags & XRL_F_SYN && d->proto == IPPROTO_TCP && !(d->flags & XRL_F_DPORT)))
+		return 0;
+	return snprintf(buf, len, " --%s %s", o->name, xrl_proto_name(d->proto));
+}
+
+static int fmt_dport(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->flags & XRL_F_DPORT ? snprintf(buf, len, " --%s %u", o->name, d->dport) : 0;
+}
+
+static int fmt_algo(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (d->algo == XRL_ALGO_TOKEN_BUCKET)
+		return 0;
+	return snprintf(buf, len, " --%s %s", o->name, xrl_algo_name(d->algo));
+}
+
+/* --per: every limit rule has its length (a default when not given) */
+static int fmt_per(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	return d->action == XRL_ACT_LIMIT ? snprintf(buf, len, " --%s %u", o->name, d->per_len) : 0;
+}
+
+static int fmt_block(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+	char dur[32];
+
+	if (!(d->policy & XRL_P_BLOCK))
+		return 0;
+	xrl_duration_format(d->block_ns, dur, sizeof(dur));
+	return snprintf(buf, len, " --%s %s", o->name, dur);
+}
+
+/* stores nothing: a --block rule whose sources are not proven was given it */
+static int fmt_block_spoofable(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+
+	if (!(d->policy & XRL_P_BLOCK) || xrl_rule_source_proven(d))
+		return 0;
+	return snprintf(buf, len, " --%s", o->name);
+}
+
+/*
+ * One row per rule word: parsing (parse, the field(s), range), the modes
+ * that take it, `rule save`'s text (format, at save_rank), equality (the
+ * fields of the rows that are not match words: xrl_rule_same_params), the
+ * plain copies of compiling (RULE), and an example the round-trip test of
+ * every row uses. Checks across words and defaults derived from other
+ * words are in rule_check; GCRA parameters in xrl_rule_compile.
+ *
+ * save_rank is the order of the words in `rule save`'s text. The fleet
+ * names a rule in Redis by a hash of that text, so the order of the words
+ * of existing rows must stay: a new row takes a rank after the others.
+ */
 static const struct xrl_opt rule_opts[RO_N] = {
 	[RO_RATE] = { "rate", 0, "RATE", xrl_opt_rate, DEF(rate), DEF2(rate_period), ADD,
-		      XRL_OPT_CHOICE, .help = "limit to RATE packets per source: N[/s|/m|/h]" },
+		      XRL_OPT_CHOICE, .help = "limit to RATE packets per source: N[/s|/m|/h]",
+		      .format = fmt_rate, .save_rank = 5, .example = "--rate 100/s" },
 	[RO_BURST] = { "burst", 0, "N", xrl_opt_uint, DEF(burst), .modes = ADD, .min = 1,
 		       .max = 0xffffffffULL, .what = "burst",
-		       .help = "packets a source may send at once (default: the rate per second)" },
+		       .help = "packets a source may send at once (default: the rate per second)",
+		       .format = fmt_burst, .save_rank = 7, XRL_OPT_WITH(RO_RATE),
+		       .example = "--rate 6000/m --burst 7" },
 	[RO_BYTES] = { "bytes", 0, "RATE", xrl_opt_size, DEF(byte_rate), .modes = ADD,
 		       .max = XRL_MAX_BYTE_RATE, .what = "byte rate",
-		       .help = "limit to RATE bytes per second (beside --rate, or alone: a byte-only rule)" },
+		       .help = "limit to RATE bytes per second (beside --rate, or alone: a byte-only rule)",
+		       .format = fmt_count, .save_rank = 8, .example = "--bytes 10M" },
 	[RO_BYTES_BURST] = { "bytes-burst", 0, "SIZE", xrl_opt_size, DEF(byte_burst), .modes = ADD,
 			     .max = XRL_MAX_BYTE_BURST, .what = "byte burst",
-			     .help = "bytes a source may send at once (default: the byte rate)" },
+			     .help = "bytes a source may send at once (default: the byte rate)",
+			     .format = fmt_with, .save_rank = 9, XRL_OPT_WITH(RO_BYTES),
+			     .example = "--rate 10/s --bytes 1M --bytes-burst 64k" },
 	[RO_NEW_SOURCES] = { "new-sources", 0, "RATE", xrl_opt_rate, DEF(new_rate), DEF2(new_period),
 			     .modes = ADD,
-			     .help = "give at most RATE new sources a bucket: N[/s|/m|/h] (per host)" },
+			     .help = "give at most RATE new sources a bucket: N[/s|/m|/h] (per host)",
+			     .format = fmt_rate, .save_rank = 10,
+			     .example = "--rate 10/s --new-sources 50/m" },
 	[RO_NEW_BURST] = { "new-burst", 0, "N", xrl_opt_uint, DEF(new_burst), .modes = ADD, .min = 1,
 			   .max = 0xffffffffULL, .what = "new-source burst",
-			   .help = "new sources at once (default: the new-source rate per second)" },
+			   .help = "new sources at once (default: the new-source rate per second)",
+			   .format = fmt_with, .save_rank = 11, XRL_OPT_WITH(RO_NEW_SOURCES),
+			   .example = "--rate 10/s --new-sources 5/s --new-burst 9" },
 	[RO_TOTAL] = { "total", 0, "RATE", xrl_opt_rate, DEF(total_rate), DEF2(total_period),
 		       .modes = ADD,
-		       .help = "also cap all sources of the rule together at RATE packets: N[/s|/m|/h]" },
+		       .help = "also cap all sources of the rule together at RATE packets: N[/s|/m|/h]",
+		       .format = fmt_rate, .save_rank = 12, .example = "--rate 10/s --total 1000/h" },
 	[RO_TOTAL_BURST] = { "total-burst", 0, "N", xrl_opt_uint, DEF(total_burst), .modes = ADD,
 			     .min = 1, .max = 0xffffffffULL, .what = "total burst",
-			     .help = "packets all sources may send at once (default: the total rate per second)" },
+			     .help = "packets all sources may send at once (default: the total rate per second)",
+			     .format = fmt_with, .save_rank = 13, XRL_OPT_WITH(RO_TOTAL),
+			     .example = "--rate 10/s --total 100/s --total-burst 150" },
 	[RO_PER] = { "per", 0, "LEN", xrl_opt_uint, DEF(per_len), .modes = ADD, .max = 128,
 		     .what = "--per length",
-		     .help = "one bucket per /LEN block of sources (default /32, /64)" },
+		     .help = "one bucket per /LEN block of sources (default /32, /64)",
+		     .format = fmt_per, .save_rank = 14, RULE(per_len),
+		     .example = "--rate 10/s --per 24" },
 	[RO_PROTO] = { "proto", 0, "tcp|udp|icmp|icmpv6", opt_proto, DEF(proto), DEF2(flags),
-		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol" },
+		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol",
+		       .format = fmt_proto, .save_rank = 0, RULE(proto), RULE2(flags),
+		       .example = "--proto udp --rate 10/s" },
 	[RO_DPORT] = { "dport", 0, "PORT", xrl_opt_uint, DEF(dport), .modes = ADD | MATCH,
-		       .max = 65535, .what = "port", .help = "match the destination port" },
+		       .max = 65535, .what = "port", .help = "match the destination port",
+		       .format = fmt_dport, .save_rank = 1, RULE(dport),
+		       .example = "--proto tcp --dport 443 --rate 10/s" },
 	[RO_SYN] = { "syn", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD | MATCH,
-		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK" },
+		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK",
+		     .format = xrl_opt_format_flag, .save_rank = 2, RULE(flags),
+		     .example = "--syn --rate 10/s" },
+	/* its field, flags, also holds the bits rule_check derives (XRL_F_BYTES, ...): compared whole */
 	[RO_GLOBAL] = { "global", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD,
-			.val = XRL_F_GLOBAL, .help = "share the budget across the fleet (xrl daemon)" },
-	[RO_ALLOW] = { "allow", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
-		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet" },
-	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
-		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet" },
-	/* --algo */
+			.val = XRL_F_GLOBAL, .help = "share the budget across the fleet (xrl daemon)",
+			.format = xrl_opt_format_flag, .save_rank = 15, RULE(flags),
+			.example = "--rate 10/s --global" },
 	[RO_ALGO] = { "algo", 0, "ALGO", xrl_opt_enum, DEF(algo), .modes = ADD, .what = XRL_ALGO_NAMES,
-		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log" },
+		      .help = "token-bucket (default), or a count per window of the rate's unit: fixed-window, sliding-window, sliding-log",
+		      .format = fmt_algo, .save_rank = 6, RULE(algo),
+		      .example = "--rate 10/s --algo sliding-window" },
+	[RO_ALLOW] = { "allow", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		       .flags = XRL_OPT_CHOICE, .val = XRL_ACT_ALLOW, .help = "pass the packet",
+		       .format = xrl_opt_format_set, .save_rank = 3, RULE(action),
+		       .example = "--allow" },
+	[RO_DENY] = { "deny", 0, NULL, xrl_opt_set, DEF(action), .modes = ADD,
+		      .flags = XRL_OPT_CHOICE, .val = XRL_ACT_DENY, .help = "drop the packet",
+		      .format = xrl_opt_format_set, .save_rank = 4, RULE(action),
+		      .example = "--proto udp --dport 53 --deny" },
 	[RO_SHADOW] = { "shadow", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
 			.val = XRL_P_SHADOW,
-			.help = "decide and count, but pass what the rule would drop (shadow_dropped)" },
+			.help = "decide and count, but pass what the rule would drop (shadow_dropped)",
+			.format = xrl_opt_format_flag, .save_rank = 18, RULE(policy),
+			.example = "--rate 10/s --shadow" },
 	[RO_BLOCK] = { "block", 0, "DURATION", opt_duration, DEF(block_ns), DEF2(policy),
 		       .modes = ADD, .max = XRL_MAX_BLOCK_S, .val = XRL_P_BLOCK,
 		       .what = "--block duration",
-		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h" },
+		       .help = "drop a source over its limit entirely for DURATION from its first drop: 30s, 10m, 1h",
+		       .format = fmt_block, .save_rank = 16, RULE(block_ns), RULE2(policy),
+		       .example = "--rate 10/s --block 10m --block-spoofable" },
 	/* stores nothing: a --block rule whose sources are not proven needs it (rule_check) */
 	[RO_BLOCK_SPOOFABLE] = { "block-spoofable", 0, NULL, opt_given, .modes = ADD,
-				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out" },
+				 .help = "--block although packets spoofing a victim's address can trigger it and shut the victim out",
+				 .format = fmt_block_spoofable, .save_rank = 17,
+				 .example = "--rate 10/s --block 30s --block-spoofable" },
 	[RO_SYN_PROXY] = { "syn-proxy", 0, NULL, xrl_opt_flag, DEF(policy), .modes = ADD,
 			   .val = XRL_P_SYNPROXY,
-			   .help = "answer SYNs of new sources with a cookie at XDP; a source gets a bucket once its ACK proves the handshake (needs --proto tcp --dport)" },
+			   .help = "answer SYNs of new sources with a cookie at XDP; a source gets a bucket once its ACK proves the handshake (needs --proto tcp --dport)",
+			   .format = xrl_opt_format_flag, .save_rank = 19, RULE(policy),
+			   .example = "--proto tcp --dport 443 --rate 10/s --syn-proxy --block 1h" },
 };
 
 _Static_assert(RO_N <= 64, "xrl_opt_seen has a bit per row: at most 64 rows");
@@ -433,6 +345,8 @@ static int algo_check(const struct xrl_rule_def *d, xrl_opt_seen seen, char *err
 static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_seen seen,
 		      char *err, size_t errlen)
 {
+	int row;
+
 	/* match fields; --syn implies TCP */
 	if (d->flags & XRL_F_SYN) {
 		if ((d->flags & XRL_F_PROTO) && d->proto != IPPROTO_TCP)
@@ -456,8 +370,6 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		return xrl_fail(err, errlen, "--allow and --deny exclude each other");
 	if (d->action != XRL_ACT_LIMIT) {
 		/* no bucket: of the other words, only the match fields */
-		int row;
-
 		for (row = 0; row < RO_N; row++)
 			if (GIVEN(row) && row != RO_ALLOW && row != RO_DENY &&
 			    !(rule_opts[row].modes & MATCH)) {
@@ -495,40 +407,39 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 		d->rate = 0;
 		d->rate_period = 0;
 		d->burst = 0;
-	} else if (!GIVEN(RO_BURST)) {
-		__u64 per_sec = d->rate / d->rate_period;
-
-		d->burst = per_sec ? (__u32)per_sec : 1;
 	}
-	if (GIVEN(RO_BYTES_BURST) && !GIVEN(RO_BYTES))
-		return xrl_fail(err, errlen, "--bytes-burst needs --bytes RATE");
 	if (GIVEN(RO_BYTES) && GIVEN(RO_GLOBAL))
 		return xrl_fail(err, errlen, "--global shares a packet budget; a byte budget cannot be shared: drop --bytes or --global");
-	if (GIVEN(RO_BYTES)) {
+	/* a number that qualifies another word (--new-burst: --new-sources) needs it */
+	for (row = 0; row < RO_N; row++) {
+		const struct xrl_opt *o = &rule_opts[row];
+
+		if (o->with && GIVEN(row) && !GIVEN(o->with - 1))
+			return xrl_fail(err, errlen, "--%s needs --%s %s", o->name,
+					rule_opts[o->with - 1].name, rule_opts[o->with - 1].arg);
+	}
+	/*
+	 * and defaults to it: a rate's count per second (at least 1: --burst of
+	 * --rate 10/s is 10), a byte rate itself (--bytes-burst of --bytes 1M is 1M)
+	 */
+	for (row = 0; row < RO_N; row++) {
+		const struct xrl_opt *o = &rule_opts[row], *w;
+		unsigned long long v;
+
+		if (!o->with || GIVEN(row) || !GIVEN(o->with - 1))
+			continue;
+		w = &rule_opts[o->with - 1];
+		v = xrl_opt_load(d, w->off, w->size);
+		if (w->size2)
+			v /= xrl_opt_load(d, w->off2, w->size2);
+		xrl_opt_store(d, o->off, o->size, v ? v : 1);
+	}
+	if (GIVEN(RO_BYTES))
 		d->flags |= XRL_F_BYTES;
-		if (!GIVEN(RO_BYTES_BURST))
-			d->byte_burst = d->byte_rate;
-	}
-	if (GIVEN(RO_NEW_BURST) && !GIVEN(RO_NEW_SOURCES))
-		return xrl_fail(err, errlen, "--new-burst needs --new-sources RATE");
-	if (GIVEN(RO_NEW_SOURCES)) {
+	if (GIVEN(RO_NEW_SOURCES))
 		d->flags |= XRL_F_NEWSRC;
-		if (!GIVEN(RO_NEW_BURST)) {
-			__u64 per_sec = d->new_rate / d->new_period;
-
-			d->new_burst = per_sec ? (__u32)per_sec : 1;
-		}
-	}
-	if (GIVEN(RO_TOTAL_BURST) && !GIVEN(RO_TOTAL))
-		return xrl_fail(err, errlen, "--total-burst needs --total RATE");
-	if (GIVEN(RO_TOTAL)) {
+	if (GIVEN(RO_TOTAL))
 		d->flags |= XRL_F_TOTAL;
-		if (!GIVEN(RO_TOTAL_BURST)) {
-			__u64 per_sec = d->total_rate / d->total_period;
-
-			d->total_burst = per_sec ? (__u32)per_sec : 1;
-		}
-	}
 	if (GIVEN(RO_BLOCK_SPOOFABLE) && !GIVEN(RO_BLOCK))
 		return xrl_fail(err, errlen, "--block-spoofable goes with --block DURATION (it accepts that a spoofed source can trigger the block)");
 	if (GIVEN(RO_BLOCK) && !xrl_rule_source_proven(d) && !GIVEN(RO_BLOCK_SPOOFABLE)) {
@@ -603,91 +514,22 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 	return 1;
 }
 
-void xrl_prefix_format(__u8 family, const __u8 addr[16], __u8 plen, char *buf, size_t len)
-{
-	char a[INET6_ADDRSTRLEN];
-
-	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, a, sizeof(a));
-	snprintf(buf, len, "%s/%u", a, plen);
-}
-
-static void format_match_opts(const struct xrl_rule_def *d, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = 0;
-	if ((d->flags & XRL_F_PROTO) && !(d->flags & XRL_F_SYN && d->proto == IPPROTO_TCP &&
-					   !(d->flags & XRL_F_DPORT)))
-		n += snprintf(buf + n, len - n, " --proto %s", xrl_proto_name(d->proto));
-	if ((d->flags & XRL_F_DPORT) && n < len)
-		n += snprintf(buf + n, len - n, " --dport %u", d->dport);
-	if ((d->flags & XRL_F_SYN) && n < len)
-		snprintf(buf + n, len - n, " --syn");
-}
-
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len)
 {
-	char pfx[64], m[128];
+	size_t n;
 
-	xrl_prefix_format(def->family, def->addr, def->plen, pfx, sizeof(pfx));
-	format_match_opts(def, m, sizeof(m));
-	snprintf(buf, len, "%s%s", pfx, m);
-}
-
-static const char *period_unit(__u32 period)
-{
-	return period == 3600 ? "h" : period == 60 ? "m" : "s";
+	xrl_prefix_format(def->family, def->addr, def->plen, buf, len);
+	n = strlen(buf);
+	xrl_opts_format(&xrl_rule_opts, MATCH, def, buf, len, &n);
 }
 
 void xrl_rule_format(const struct xrl_rule_def *d, char *buf, size_t len)
 {
-	char match[192];
 	size_t n;
 
-	xrl_rule_format_match(d, match, sizeof(match));
-	if (d->action == XRL_ACT_ALLOW) {
-		snprintf(buf, len, "%s --allow", match);
-		return;
-	}
-	if (d->action == XRL_ACT_DENY) {
-		snprintf(buf, len, "%s --deny", match);
-		return;
-	}
-	if (d->algo != XRL_ALGO_TOKEN_BUCKET)   /* --algo: a window's count, no burst */
-		n = snprintf(buf, len, "%s --rate %llu/%s --algo %s", match,
-			     (unsigned long long)d->rate, period_unit(d->rate_period),
-			     xrl_algo_name(d->algo));
-	else if (d->rate)
-		n = snprintf(buf, len, "%s --rate %llu/%s --burst %u", match,
-			     (unsigned long long)d->rate, period_unit(d->rate_period), d->burst);
-	else
-		n = snprintf(buf, len, "%s", match);   /* byte-only */
-	if ((d->flags & XRL_F_BYTES) && n < len)
-		n += snprintf(buf + n, len - n, " --bytes %llu --bytes-burst %llu",
-			      (unsigned long long)d->byte_rate, (unsigned long long)d->byte_burst);
-	if ((d->flags & XRL_F_NEWSRC) && n < len)
-		n += snprintf(buf + n, len - n, " --new-sources %llu/%s --new-burst %u",
-			      (unsigned long long)d->new_rate, period_unit(d->new_period), d->new_burst);
-	if ((d->flags & XRL_F_TOTAL) && n < len)
-		n += snprintf(buf + n, len - n, " --total %llu/%s --total-burst %u",
-			      (unsigned long long)d->total_rate, period_unit(d->total_period),
-			      d->total_burst);
-	if (n < len)
-		n += snprintf(buf + n, len - n, " --per %u", d->per_len);
-	if ((d->flags & XRL_F_GLOBAL) && n < len)
-		n += snprintf(buf + n, len - n, " --global");
-	if ((d->policy & XRL_P_BLOCK) && n < len) {
-		char dur[32];
-
-		xrl_duration_format(d->block_ns, dur, sizeof(dur));
-		n += snprintf(buf + n, len - n, " --block %s", dur);
-		if (!xrl_rule_source_proven(d) && n < len)
-			n += snprintf(buf + n, len - n, " --block-spoofable");
-	}
-	if ((d->policy & XRL_P_SHADOW) && n < len)
-		n += snprintf(buf + n, len - n, " --shadow");
-	if ((d->policy & XRL_P_SYNPROXY) && n < len)
-		snprintf(buf + n, len - n, " --syn-proxy");
+	xrl_prefix_format(d->family, d->addr, d->plen, buf, len);
+	n = strlen(buf);
+	xrl_opts_format(&xrl_rule_opts, ADD | MATCH, d, buf, len, &n);
 }
 
 bool xrl_rule_source_proven(const struct xrl_rule_def *d)
@@ -708,75 +550,7 @@ bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def
 
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
-	return a->action == b->action && a->flags == b->flags && a->per_len == b->per_len &&
-	       a->algo == b->algo &&
-	       a->rate == b->rate && a->rate_period == b->rate_period && a->burst == b->burst &&
-	       a->byte_rate == b->byte_rate && a->byte_burst == b->byte_burst &&
-	       a->new_rate == b->new_rate && a->new_period == b->new_period &&
-	       a->new_burst == b->new_burst && a->total_rate == b->total_rate &&
-	       a->total_period == b->total_period && a->total_burst == b->total_burst &&
-	       a->policy == b->policy && a->block_ns == b->block_ns;
-}
-
-int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
-		     char *err, size_t errlen)
-{
-	unsigned __int128 num, den, t, span, full;
-	int s;
-
-	if (!tokens || !period_ns || !burst)
-		return xrl_fail(err, errlen, "rate, period and burst must be positive");
-	/* smallest shift whose interval fits in 21 bits: then it has 21 significant bits */
-	for (s = -48; s <= 48; s++) {
-		num = (unsigned __int128)period_ns << (s < 0 ? -s : 0);
-		den = (unsigned __int128)tokens << (s > 0 ? s : 0);
-		if (num / den < (1u << 21))
-			break;
-	}
-	if (s > 48)
-		return xrl_fail(err, errlen, "rate too slow to represent");
-	t = (num + den / 2) / den;   /* round to nearest: rate error <= 2^-21 */
-	if (t == 0)
-		t = 1;
-	span = t * burst;
-	if (span >= ((unsigned __int128)1 << 62))
-		return xrl_fail(err, errlen, "burst %llu too large for this rate", (unsigned long long)burst);
-	full = s >= 0 ? span << s : (span + ((unsigned __int128)1 << -s) - 1) >> -s;
-	g->interval = (__u64)t;
-	g->span = (__u64)span;
-	g->full_ns = full > UINT64_MAX ? UINT64_MAX : (__u64)full;
-	g->shift = s;
-	g->_pad = 0;
-	return 0;
-}
-
-/* One jiffy (4 ms at HZ=250): the resolution of CLOCK_MONOTONIC_COARSE. */
-__u64 xrl_coarse_tick_ns(void)
-{
-	static __u64 tick;
-	struct timespec res;
-
-	if (!tick) {
-		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0)
-			tick = (__u64)res.tv_nsec;
-		else
-			tick = 10000000;   /* HZ=100, the coarsest there is */
-	}
-	return tick;
-}
-
-__u32 xrl_total_batch(__u32 burst, long cpus)
-{
-	__u64 k = burst / (50 * (__u64)(cpus > 0 ? cpus : 1));
-
-	return k < 1 ? 1 : k > XRL_TOTAL_BATCH_MAX ? XRL_TOTAL_BATCH_MAX : (__u32)k;
-}
-
-long xrl_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-
-	return n > 0 ? n : 1;
+	return xrl_opts_same(&xrl_rule_opts, MATCH, a, b);
 }
 
 int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
@@ -785,20 +559,13 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	memset(r, 0, sizeof(*r));
 	r->id = id;
 	r->version = d->version;
-	r->action = d->action;
-	r->flags = d->flags;
-	r->proto = d->proto;
-	r->per_len = d->per_len;
-	r->dport = d->dport;
+	xrl_opts_copy(&xrl_rule_opts, d, r);   /* the rows' RULE fields */
 	if (d->action != XRL_ACT_LIMIT)
 		return 0;
-	r->algo = d->algo;   /* --algo */
 	if (d->algo != XRL_ALGO_TOKEN_BUCKET) {
 		r->win_ns = (__u64)d->rate_period * NS_PER_SEC;
 		r->win_limit = (__u32)d->rate;
 	}
-	r->policy = d->policy;
-	r->block_ns = d->block_ns;
 	/*
 	 * A byte-only rule (rate 0) has a packet dimension that always admits:
 	 * interval and span 0 (the packet word never runs ahead of the clock).
@@ -836,34 +603,12 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	return 0;
 }
 
-/* Most specific match first: port, then SYN, then protocol, then any. */
-static int match_rank(const struct xrl_rule_def *d)
-{
-	return (d->flags & XRL_F_DPORT ? 4 : 0) + (d->flags & XRL_F_SYN ? 2 : 0) +
-	       (d->flags & XRL_F_PROTO ? 1 : 0);
-}
-
-/* Does prefix (fa, aa, pa) contain (fb, ab, pb)? */
-static bool prefix_contains(__u8 fa, const __u8 *aa, __u8 pa, __u8 fb, const __u8 *ab, __u8 pb)
-{
-	int i, full = pa / 8, rem = pa % 8;
-
-	if (fa != fb || pa > pb)
-		return false;
-	for (i = 0; i < full; i++)
-		if (aa[i] != ab[i])
-			return false;
-	if (rem && ((aa[full] ^ ab[full]) & (__u8)(0xff << (8 - rem))))
-		return false;
-	return true;
-}
-
 /*
  * Prefixes in address order, a prefix before the longer ones it contains:
  * family, address, length. An enclosing prefix then comes before every
  * prefix it contains, and the prefixes it contains come in one run.
  */
-static int prefix_order(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
+int xrl_rule_prefix_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
 	int c;
 
@@ -880,7 +625,7 @@ int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *
 	__u8 mb = b->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
 	__u8 pa = ma & XRL_F_PROTO ? a->proto : 0, pb = mb & XRL_F_PROTO ? b->proto : 0;
 	__u16 da = ma & XRL_F_DPORT ? a->dport : 0, db = mb & XRL_F_DPORT ? b->dport : 0;
-	int c = prefix_order(a, b);
+	int c = xrl_rule_prefix_cmp(a, b);
 
 	if (c)
 		return c;
@@ -891,270 +636,3 @@ int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *
 	return da < db ? -1 : da > db;
 }
 
-/* A rule of a rule set being compiled: its definition and its place in the input. */
-struct compile_ord {
-	const struct xrl_rule_def *d;
-	int i;
-};
-
-/* Prefix order, then most specific match first, then input order: an entry's own rules in its order. */
-static int compile_cmp(const void *pa, const void *pb)
-{
-	const struct compile_ord *a = pa, *b = pb;
-	int c = prefix_order(a->d, b->d);
-
-	if (c)
-		return c;
-	if (match_rank(a->d) != match_rank(b->d))
-		return match_rank(a->d) > match_rank(b->d) ? -1 : 1;
-	return a->i < b->i ? -1 : a->i > b->i;
-}
-
-/*
- * One sort, then one pass with a stack of the enclosing prefixes: the cost
- * is O(n log n) in the rules (a prefix inherits from at most XRL_MAX_MATCH
- * levels before it is refused), where comparing every prefix with every
- * rule at every length was O(n^2 x lengths).
- */
-int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n,
-			struct xrl_compiled_prefix **out, int *nout, char *err, size_t errlen)
-{
-	/* the open enclosing prefixes: each contains the next, so at most 129 + 1 deep */
-	struct { int first, last; } stack[130];
-	struct xrl_compiled_prefix *res = calloc(n ? n : 1, sizeof(*res));
-	struct compile_ord *ord = calloc(n ? n : 1, sizeof(*ord));
-	int np = 0, depth = 0, i, j, s, k;
-
-	if (!res || !ord) {
-		free(res);
-		free(ord);
-		return xrl_fail(err, errlen, "out of memory");
-	}
-	for (i = 0; i < n; i++) {
-		ord[i].d = &defs[i];
-		ord[i].i = i;
-	}
-	qsort(ord, (size_t)n, sizeof(*ord), compile_cmp);
-	for (i = 0; i < n; i = j) {
-		struct xrl_compiled_prefix *p = &res[np++];
-		struct xrl_prefix_entry *e = &p->entry;
-
-		for (j = i + 1; j < n && !prefix_order(ord[i].d, ord[j].d); j++)
-			;
-		p->family = ord[i].d->family;
-		p->plen = ord[i].d->plen;
-		memcpy(p->addr, ord[i].d->addr, 16);
-		while (depth && !prefix_contains(ord[stack[depth - 1].first].d->family,
-						 ord[stack[depth - 1].first].d->addr,
-						 ord[stack[depth - 1].first].d->plen, p->family, p->addr,
-						 p->plen))
-			depth--;
-		/* own rules first, then each enclosing prefix's, longest first */
-		for (s = depth; s >= 0; s--) {
-			int first = s == depth ? i : stack[s].first, last = s == depth ? j : stack[s].last;
-
-			for (k = first; k < last; k++) {
-				if (e->count == XRL_MAX_MATCH) {
-					char t[64];
-
-					xrl_prefix_format(p->family, p->addr, p->plen, t, sizeof(t));
-					free(res);
-					free(ord);
-					return xrl_fail(err, errlen,
-							"too many rules apply to %s: at most %d, counting those of enclosing prefixes",
-							t, XRL_MAX_MATCH);
-				}
-				if (xrl_rule_compile(ord[k].d, ids[ord[k].i], &e->rules[e->count], err,
-						     errlen)) {
-					free(res);
-					free(ord);
-					return -1;
-				}
-				e->count++;
-			}
-		}
-		stack[depth].first = i;
-		stack[depth].last = j;
-		depth++;
-	}
-	free(ord);
-	*out = res;
-	*nout = np;
-	return 0;
-}
-
-/* Longest line a rules file may hold, without its newline (xrl_rule_parse_line's buffer). */
-#define RULE_LINE_MAX 1022
-
-/*
- * One line of f into buf (RULE_LINE_MAX + 1 bytes), never more: a line is
- * refused as soon as it passes the limit, so no line, however long (or
- * endless, as /dev/zero's), is read whole. 1 a line (*nul: the column of
- * its first NUL byte, where reading stopped; 0 for none), 0 the end of the file, -E2BIG a line
- * too long, -errno a read error (an error is never taken for the end).
- */
-static int read_rule_line(FILE *f, char *buf, int *nul)
-{
-	size_t len = 0;
-	int c;
-
-	*nul = 0;
-	for (;;) {
-		errno = 0;
-		c = getc(f);
-		if (c == EOF) {
-			if (ferror(f))
-				return errno ? -errno : -EIO;
-			buf[len] = 0;
-			return len ? 1 : 0;
-		}
-		if (c == '\n') {
-			buf[len] = 0;
-			return 1;
-		}
-		if (c == 0) {
-			*nul = (int)len + 1;   /* refused there: the rest of the line is not read */
-			buf[len] = 0;
-			return 1;
-		}
-		if (len == RULE_LINE_MAX)
-			return -E2BIG;
-		buf[len++] = (char)c;
-	}
-}
-
-/* A rule of a file, with its line: duplicates are found by sorting. */
-struct file_rule {
-	const struct xrl_rule_def *d;
-	int line;
-};
-
-static int file_rule_cmp(const void *pa, const void *pb)
-{
-	const struct file_rule *a = pa, *b = pb;
-	int c = xrl_rule_match_cmp(a->d, b->d);
-
-	return c ? c : a->line < b->line ? -1 : a->line > b->line;
-}
-
-int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
-			size_t errlen)
-{
-	struct xrl_rule_def extra;
-	struct file_rule *fr = NULL;
-	char line[RULE_LINE_MAX + 1], why[XRL_ERRLEN];
-	int n = 0, lineno = 0, r, i, rc = 0, nul, dup = 0;
-	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
-
-	if (!f) {
-		int e = errno;
-
-		xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(e));
-		return -e;
-	}
-	fr = calloc(XRL_MAX_RULES, sizeof(*fr));
-	if (!fr) {
-		rc = -ENOMEM;
-		xrl_fail(err, errlen, "cannot read %s: out of memory", file);
-		goto out;
-	}
-	while ((r = read_rule_line(f, line, &nul)) != 0) {
-		lineno++;
-		if (r == -E2BIG) {
-			rc = -EINVAL;
-			xrl_fail(err, errlen, "%s:%d: line longer than %d characters: a rules file holds one rule per line, as `xrl rule save` writes them (is it the right file?)",
-				 file, lineno, RULE_LINE_MAX);
-			break;
-		}
-		if (r < 0) {
-			rc = r;
-			if (lineno == 1)
-				xrl_fail(err, errlen, "cannot read %s: %s", file, strerror(-r));
-			else
-				xrl_fail(err, errlen, "cannot read %s: %s at line %d: nothing of it was loaded; load it again once it reads whole",
-					 file, strerror(-r), lineno);
-			break;
-		}
-		/* a NUL would end the line early for the parser: the rest would be dropped */
-		if (nul) {
-			rc = -EINVAL;
-			xrl_fail(err, errlen, "%s:%d: NUL byte at column %d: a rule file is text, one rule per line",
-				 file, lineno, nul);
-			break;
-		}
-		r = xrl_rule_parse_line(line, n < XRL_MAX_RULES ? &defs[n] : &extra, why, sizeof(why));
-		if (r > 0 && n == XRL_MAX_RULES) {
-			rc = -EINVAL;
-			xrl_fail(err, errlen, "%s:%d: more than %d rules", file, lineno, XRL_MAX_RULES);
-			break;
-		}
-		if (r < 0) {
-			rc = -EINVAL;
-			xrl_fail(err, errlen, "%s:%d: %s", file, lineno, why);
-			break;
-		}
-		if (r) {
-			fr[n].d = &defs[n];
-			fr[n].line = lineno;
-		}
-		n += r;
-	}
-	/*
-	 * A rule given twice: the first line where one repeats an earlier one,
-	 * as reading line by line would find it (sorted, not compared pairwise).
-	 */
-	if (!rc && n > 1) {
-		qsort(fr, (size_t)n, sizeof(*fr), file_rule_cmp);
-		for (i = 1; i < n; i++)
-			if (!xrl_rule_match_cmp(fr[i - 1].d, fr[i].d) && (!dup || fr[i].line < fr[dup].line))
-				dup = i;
-		if (dup) {
-			char t[192];
-
-			xrl_rule_format_match(fr[dup].d, t, sizeof(t));
-			rc = -EINVAL;
-			xrl_fail(err, errlen, "%s:%d: rule %s appears twice", file, fr[dup].line, t);
-		}
-	}
-out:
-	free(fr);
-	if (f != stdin)
-		fclose(f);
-	if (!rc)
-		*count = n;
-	return rc;
-}
-
-/*
- * CLOCK_REALTIME - CLOCK_MONOTONIC in ns, read between two monotonic
- * readings (their midpoint), for the data path's UTC-aligned windows.
- */
-__u64 xrl_rt_off_ns(void)
-{
-	struct timespec a, r, b;
-	__u64 ma, mb, rt;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	clock_gettime(CLOCK_REALTIME, &r);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	ma = (__u64)a.tv_sec * 1000000000ull + (__u64)a.tv_nsec;
-	mb = (__u64)b.tv_sec * 1000000000ull + (__u64)b.tv_nsec;
-	rt = (__u64)r.tv_sec * 1000000000ull + (__u64)r.tv_nsec;
-	return rt - (ma + (mb - ma) / 2);
-}
-
-__u64 xrl_rt_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
-__u64 xrl_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Rules as the operator writes them: parsing of prefixes, rates, sizes and
- * rule words (command line and rule files alike), formatting them back, and
- * compiling them into what the data path reads.
+ * Rules as the operator writes them: the rule words (command line and rule
+ * files alike, one row each in xrl_rule_opts), formatting them back,
+ * comparing rules and compiling one rule into what the data path reads
+ * (xrl_rule.c); a whole rule set and rules files (xrl_ruleset.c). The
+ * scalars they are made of are in xrl_units.h, the GCRA and clocks in
+ * xrl_gcra.h.
  */
 #ifndef XRL_RULE_H
 #define XRL_RULE_H
@@ -11,30 +14,11 @@
 #include <stdbool.h>
 #include "xrl_common.h"
 #include "xrl_opts.h"
+#include "xrl_units.h"
+#include "xrl_gcra.h"
 
-#define XRL_ERRLEN 256
-#define XRL_MAX_PPS 10000000ULL          /* fastest packet rate accepted */
-#define XRL_MAX_BYTE_RATE (1ULL << 40)   /* bytes per second */
-#define XRL_MAX_BYTE_BURST (1ULL << 40)
-
-/* Write a message into err (errlen bytes); returns -1. */
-int xrl_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-int xrl_parse_prefix(const char *s, __u8 *family, __u8 addr[16], __u8 *plen,
-		     char *err, size_t errlen);
-int xrl_parse_rate(const char *s, __u64 *count, __u32 *period, char *err, size_t errlen);
-int xrl_parse_size(const char *what, const char *s, __u64 max, __u64 *out,
-		   char *err, size_t errlen);
-int xrl_parse_uint(const char *what, const char *s, __u64 min, __u64 max, __u64 *out,
-		   char *err, size_t errlen);
-/* A duration N[s|m|h] (sec, min, hour too) of 1 s to max_s, into ns. */
 #define XRL_MAX_BLOCK_S (7ULL * 24 * 3600)   /* --block: at most a week */
-int xrl_parse_duration(const char *what, const char *s, __u64 max_s, __u64 *ns, char *err,
-		       size_t errlen);
-/* The same back: "30s", "10m", "1h" (the largest unit that divides it). */
-void xrl_duration_format(__u64 ns, char *buf, size_t len);
-int xrl_parse_proto(const char *s, __u8 *proto, char *err, size_t errlen);
-const char *xrl_proto_name(__u8 proto);
+
 /* --algo: the names of enum xrl_algo, in order */
 #define XRL_ALGO_NAMES "token-bucket|fixed-window|sliding-window|sliding-log"
 const char *xrl_algo_name(__u8 algo);
@@ -76,7 +60,6 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
 /* The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"). */
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
-void xrl_prefix_format(__u8 family, const __u8 addr[16], __u8 plen, char *buf, size_t len);
 /* Same prefix and same match fields: the same rule for add/del. */
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 /*
@@ -85,35 +68,19 @@ bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def
  * twice in O(n log n).
  */
 int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
+/* The prefix part of that order: family, address, length (a prefix before those it contains). */
+int xrl_rule_prefix_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 /*
  * Are the rule's packets all from sources proven to own their address?
  * --block on any other rule can be triggered by packets spoofing a
  * victim's address, so it takes --block-spoofable (and xrl_rule_format
- * writes it back). None is yet: TCP after a handshake behind a SYN proxy
- * will be.
+ * writes it back). A --syn-proxy rule's are: a source gets a bucket there
+ * only once its handshake has completed.
  */
 bool xrl_rule_source_proven(const struct xrl_rule_def *d);
 /* Same parameters too (rate, burst, ...): its buckets stay valid. */
 bool xrl_rule_same_params(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 
-/* GCRA parameters for tokens per period_ns with the given burst. */
-int xrl_gcra_compile(__u64 tokens, __u64 period_ns, __u64 burst, struct xrl_gcra *g,
-		     char *err, size_t errlen);
-/* Resolution of the kernel's coarse clock, in ns. */
-__u64 xrl_coarse_tick_ns(void);
-/* CLOCK_MONOTONIC in ns: the clock the data path stamps with (bpf_ktime_get_ns). */
-__u64 xrl_mono_ns(void);
-/* CLOCK_REALTIME - CLOCK_MONOTONIC: xrl_config.rt_off_ns, where windows (--algo) align to UTC. */
-__u64 xrl_rt_off_ns(void);
-__u64 xrl_rt_now_ns(void);   /* CLOCK_REALTIME in ns */
-/*
- * Tokens a CPU takes at once from a --total cap's shared word: burst /
- * (50 x CPUs), 1 to XRL_TOTAL_BATCH_MAX, so the tokens held back in other
- * CPUs' batches ((batch - 1) x CPUs) stay under 2 % of the burst.
- */
-#define XRL_TOTAL_BATCH_MAX 64
-__u32 xrl_total_batch(__u32 burst, long cpus);
-long xrl_cpus(void);   /* CPUs configured: the data path may run on any */
 int xrl_rule_compile(const struct xrl_rule_def *def, __u32 id, struct xrl_rule *out,
 		     char *err, size_t errlen);
 
