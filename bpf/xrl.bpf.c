@@ -13,6 +13,7 @@
 #include "xrl_take.h"
 #include "xrl_maps.bpf.h"
 #include "xrl_synproxy.bpf.h"
+#include "xrl_escalate.bpf.h"
 
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
@@ -1271,6 +1272,10 @@ int xrl_xdp(struct xdp_md *ctx)
 		gs->malformed_judged++;
 		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
+
+	/* escalated by xrl http (--escalate): dropped whatever rule it meets */
+	if (xrl_escalation_holds(&p))
+		goto drop;
 
 	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
 	if (!r) {

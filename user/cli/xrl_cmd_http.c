@@ -66,6 +66,7 @@ int xrl_cmd_http(struct xrl_ctx *ctx, int argc, char **argv)
 	if (c.log_json)
 		c.o.log_format = "json";
 	c.o.instance = ctx->instance;
+	c.o.pin_dir = ctx->pin_dir;
 	rc = xrl_http_run(&c.o, err, sizeof(err));
 	if (rc == 2)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);

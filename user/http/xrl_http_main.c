@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,12 +22,17 @@
 #include "xrl_http.h"
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
+#include "xrl_http_escalate.h"
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
 #include "xrl_http_redis.h"
 #include "xrl_http_rules.h"
 #include "xrl_httpd.h"
 #include "xrl_log.h"
+#include "xrl_escalate.h"
+#include "xrl_instance.h"
+#include "xrl_maps.h"
+#include "xrl_rule.h"
 
 struct service {
 	struct xrl_http_proxies proxies;
@@ -39,6 +45,11 @@ struct service {
 	char instance[65];
 	struct xrl_httpd *httpd;
 	struct xrl_http_global global;
+	/* --escalate: the refusals' count and the instance's maps (open once a rule escalates) */
+	struct xrl_http_esc *esc;
+	struct xrl_maps esc_maps;
+	int esc_open;
+	const char *pin_dir;
 };
 
 static int global_decide(void *arg, const struct xrl_http_rule *r, const char *gkey,
@@ -85,6 +96,73 @@ static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
 	return s;
 }
 
+/*
+ * A rule set with --escalate needs the instance's maps (its XDP penalty box):
+ * opened with the first such rule set, kept open. 0, or -1 with err.
+ */
+static int esc_ready(const struct xrl_http_rules *rules, char *err, size_t errlen)
+{
+	struct xrl_instance in = { .name = svc.instance, .pin_dir = svc.pin_dir, .lock_fd = -1,
+				   .rules_fd = -1 };
+	int i, any = 0;
+
+	for (i = 0; i < rules->n; i++)
+		any |= rules->rule[i].escalate != 0;
+	if (!any || svc.esc_open)
+		return 0;
+	if (!svc.esc) {
+		__u64 seed = 0;
+
+		getrandom(&seed, sizeof(seed), 0);
+		svc.esc = xrl_http_esc_new(seed);
+		if (!svc.esc) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	if (xrl_instance_open(&in, XRL_LOCK_NONE, 0, 0, &svc.esc_maps, err, errlen)) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, " (--escalate drops at XDP in instance '%s': attach it "
+			 "and run xrl http as root)", svc.instance);
+		return -1;
+	}
+	svc.esc_open = 1;
+	return 0;
+}
+
+/*
+ * The request (client address a) was refused: count its refusals by each
+ * refusing rule that escalates, and put it in the XDP penalty box when one
+ * says so. Called under svc.lock (read).
+ */
+static void escalate(const struct xrl_http_figures *per, int n, const struct xrl_http_addr *a,
+		     const char *text, __u64 now)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct xrl_http_rule *r = &svc.state->rules.rule[per[i].rule];
+		char dur[32];
+		__u32 count;
+		int rc;
+
+		if (!r->escalate || per[i].pass || per[i].missing || !svc.esc_open ||
+		    !xrl_http_esc_refused(svc.esc, per[i].rule, r->escalate, a, now, &count))
+			continue;
+		rc = xrl_escalate_add(&svc.esc_maps, a->v4 ? 4 : 6, a->v4 ? a->a + 12 : a->a, now,
+				      r->block_ns, r->name, count, r->escalate);
+		xrl_duration_format(r->block_ns, dur, sizeof(dur));
+		if (rc)
+			xrl_log(XRL_LOG_ERR, "cannot escalate %s (rule %s) into instance '%s': %s",
+				text, r->name, svc.instance, strerror(-rc));
+		else
+			xrl_log(XRL_LOG_WARN, "escalated %s to XDP for %s: rule %s refused it %u "
+				"times in a second (--escalate %u)", text, dur, r->name, count,
+				r->escalate);
+	}
+}
+
 static int load_rules(const char *file, int reload)
 {
 	static struct xrl_http_rules rules;
@@ -93,6 +171,10 @@ static int load_rules(const char *file, int reload)
 
 	if (xrl_http_rules_read(file, &rules, err, sizeof(err))) {
 		xrl_log(XRL_LOG_ERR, "%s%s", err, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	if (esc_ready(&rules, err, sizeof(err))) {
+		xrl_log(XRL_LOG_ERR, "%s: %s%s", file, err, reload ? "; the rules in force are kept" : "");
 		return -1;
 	}
 	pthread_rwlock_wrlock(&svc.lock);
@@ -267,6 +349,8 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth)
 			snprintf(label, sizeof(label), "hash:%016llx", (unsigned long long)f.key);
 		xrl_http_metrics_decision(svc.metrics, &svc.state->rules, per, n, pass,
 					  pass || f.missing ? NULL : label, pass ? f.delay_ns : 0);
+		if (!pass)
+			escalate(per, n, &client, addr, clock_ns(CLOCK_MONOTONIC));
 	}
 	pthread_rwlock_unlock(&svc.lock);
 	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
@@ -418,6 +502,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	}
 	pthread_rwlock_init(&svc.lock, NULL);
 	snprintf(svc.instance, sizeof(svc.instance), "%s", o->instance ? o->instance : "default");
+	svc.pin_dir = o->pin_dir;
+	xrl_maps_none(&svc.esc_maps);
 	svc.metrics = xrl_http_metrics_new();
 	if (!svc.metrics) {
 		snprintf(err, errlen, "out of memory");
@@ -472,5 +558,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		unlink(listen + 5);
 	xrl_http_redis_stop(svc.redis);
 	xrl_http_state_free(svc.state);
+	if (svc.esc_open)
+		xrl_maps_close(&svc.esc_maps);
+	xrl_http_esc_free(svc.esc);
 	return 0;
 }

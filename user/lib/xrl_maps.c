@@ -23,6 +23,7 @@ const char *const xrl_map_names[] = {
 	"xrl_newsrc", "xrl_total", "xrl_total_local",
 	"xrl_logs", "xrl_blocked",
 	"xrl_proven",   /* --syn-proxy */
+	"xrl_escalated", "xrl_esc_on",   /* xrl http --escalate */
 	NULL,
 };
 
@@ -32,7 +33,7 @@ static int *map_slot(struct xrl_maps *m, int i)
 			 &m->stats, &m->config, &m->rule_defs, &m->ifaces, &m->drop_sketch,
 			 &m->fleet_rules, &m->fleet_used, &m->fleet_floor, &m->events, &m->limited,
 			 &m->newsrc, &m->total, &m->total_local, &m->logs,
-			 &m->blocked, &m->proven };
+			 &m->blocked, &m->proven, &m->escalated, &m->esc_on };
 	return slots[i];
 }
 

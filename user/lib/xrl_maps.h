@@ -35,6 +35,8 @@ struct xrl_maps {
 	int logs;         /* --algo sliding-log's rings */
 	int blocked;      /* --block's penalty box */
 	int proven;       /* --syn-proxy's filter of proven sources */
+	int escalated;    /* xrl http --escalate: addresses dropped at XDP */
+	int esc_on;       /* [0] set: the data path looks xrl_escalated up */
 };
 
 /* Every map name in an instance's pin directory, NULL-terminated. */
