@@ -13,7 +13,6 @@
 #include "xrl_take.h"
 #include "xrl_maps.bpf.h"
 #include "xrl_synproxy.bpf.h"
-#include "xrl_escalate.bpf.h"
 
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
@@ -91,6 +90,7 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 	}
 }
 #endif
+#include "xrl_escalate.bpf.h"   /* after the clocks: it reads xrl_coarse_ns */
 
 /*
  * A packet that does not show a field a rule matches on (p->unknown: a
@@ -1274,7 +1274,7 @@ int xrl_xdp(struct xdp_md *ctx)
 	}
 
 	/* escalated by xrl http (--escalate): dropped whatever rule it meets */
-	if (xrl_escalation_holds(&p))
+	if (xrl_escalation_holds(&p, cfg))
 		goto drop;
 
 	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);

@@ -4,13 +4,14 @@
  * is the packet's source address escalated now? Included by xrl.bpf.c after
  * its maps (xrl_maps.bpf.h). Nothing is looked up until the library has
  * written a first escalation (xrl_esc_on); then one hash lookup, and a clock
- * read only for an address found. The coarse clock is up to a tick behind
- * CLOCK_MONOTONIC: an escalation ends a tick late at most.
+ * read only for an address found. The coarse clock is up to two ticks behind
+ * CLOCK_MONOTONIC: an escalation ends two ticks late at most (the test build
+ * reads its exact test clock).
  */
 #ifndef XRL_ESCALATE_BPF_H
 #define XRL_ESCALATE_BPF_H
 
-static __always_inline int xrl_escalation_holds(const struct xrl_pkt *p)
+static __always_inline int xrl_escalation_holds(const struct xrl_pkt *p, struct xrl_config *cfg)
 {
 	struct xrl_esc_key k;
 	struct xrl_escalation *e;
@@ -25,7 +26,7 @@ static __always_inline int xrl_escalation_holds(const struct xrl_pkt *p)
 	k.addr[2] = p->saddr[2];
 	k.addr[3] = p->saddr[3];
 	e = bpf_map_lookup_elem(&xrl_escalated, &k);
-	if (!e || (__s64)(e->until_ns - bpf_ktime_get_coarse_ns()) <= 0)
+	if (!e || (__s64)(e->until_ns - xrl_coarse_ns(cfg)) <= 0)
 		return 0;
 	__sync_fetch_and_add(&e->dropped, 1);
 	return 1;
