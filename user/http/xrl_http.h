@@ -25,6 +25,8 @@ struct xrl_http_opts {
 };
 
 #define XRL_HTTP_REDIS_TIMEOUT_MS 5
+/* the server's event loops without --redis (xrl_httpd_start_pool) */
+#define XRL_HTTP_THREADS 2
 
 /*
  * Run the service until SIGTERM or SIGINT. The exit code: 0; 1 could not
