@@ -101,11 +101,11 @@ check "fixed window: 10 + 10 accepted (got $fw_1 + $fw_2; sent at $fw_at)" "$fw_
 check "sliding log: 10 accepted, then 0 (got $sl_1 + $sl_2; sent at $sl_at)" "$sl_1 == 10 && $sl_2 == 0"
 
 # ---------------------------------------------------------------------------
-section "X-Forwarded-For: believed only from trusted proxies, rightmost untrusted"
+section "X-Forwarded-For: believed only from trusted proxies (--trusted-proxy repeated), rightmost untrusted"
 cat >"$XRLT_TMP/xff.rules" <<'EOF'
 one --key ip --rate 1/m --burst 1
 EOF
-http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1,10.0.0.0/8,fd00::/8
+http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1 --trusted-proxy 10.0.0.0/8,fd00::/8 --trusted-proxy 192.0.2.0/24
 xu=http://127.0.0.1:$HTTP_PORT_xff/check
 code_from() { # SOURCE_ADDR XFF
 	curl -s -m 5 -o /dev/null -w '%{http_code}' --interface "$1" -H 'X-Original-URI: /' \

@@ -613,7 +613,7 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		return 2;
 	}
 	if (o->trusted) {
-		char list[1024], *save = NULL, *c;
+		char list[2048], *save = NULL, *c;
 
 		snprintf(list, sizeof(list), "%s", o->trusted);
 		for (c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
