@@ -62,6 +62,7 @@ UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 UNIT_TESTS += $(BUILD)/test_http   # xrl http: rules, X-Forwarded-For, fields, decisions
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
+PROG_TESTS += $(BUILD)/test_escalate_prog   # xrl http --escalate: the data path's drop
 PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
 # a real 6-node Redis Cluster (tests/redis/cluster.sh)
@@ -165,6 +166,9 @@ $(BUILD)/test_synproxy_prog: tests/prog/test_synproxy.c tests/prog/xrl_testlib.c
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # --shadow, --block, byte-only rules through the program (test clock)
+$(BUILD)/test_escalate_prog: tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+
 $(BUILD)/test_policy: tests/prog/test_policy.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_policy.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # runs $(BUILD)/xrl (stats --json) and reads docs/grafana-xrl.json

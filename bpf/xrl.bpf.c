@@ -90,6 +90,7 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 	}
 }
 #endif
+#include "xrl_escalate.bpf.h"   /* after the clocks: it reads xrl_coarse_ns */
 
 /*
  * A packet that does not show a field a rule matches on (p->unknown: a
@@ -1271,6 +1272,10 @@ int xrl_xdp(struct xdp_md *ctx)
 		gs->malformed_judged++;
 		p.unknown = res == XRL_PARSE_BAD_L4 ? XRL_UNK_L4 : XRL_UNK_PROTO;
 	}
+
+	/* escalated by xrl http (--escalate): dropped whatever rule it meets */
+	if (xrl_escalation_holds(&p, cfg))
+		goto drop;
 
 	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
 	if (!r) {

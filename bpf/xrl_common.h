@@ -643,4 +643,32 @@ struct xrl_fleet_floor {
 	__u32 log_after;
 };
 
+/*
+ * Escalation (xrl http --escalate RATE --block DURATION): an address the
+ * request layer refused more than RATE times in a second is dropped at XDP,
+ * by every packet of it the instance sees, whatever rule it would meet, until
+ * until_ns. The entry is keyed by the address alone (instance-wide, checked
+ * before the rule lookup) and carries its reason for `xrl block list`. It is
+ * written by xrl http through the library (xrl_escalate.h); `xrl block del`
+ * deletes it; an entry at or past until_ns holds nothing (LRU: stale ones go
+ * first). The data path looks the map up only when xrl_esc_on[0] is set (the
+ * library sets it with the first escalation), so an instance without
+ * escalations pays one array load per packet.
+ */
+#define XRL_ESCALATED_SOURCES 16384
+#define XRL_ESC_RULE_LEN 64
+struct xrl_esc_key {
+	__u32 family;     /* 4 or 6 */
+	__u32 addr[4];    /* network order; IPv4 uses addr[0], the rest 0 */
+};
+
+struct xrl_escalation {
+	__u64 since_ns;    /* CLOCK_MONOTONIC of the escalation */
+	__u64 until_ns;    /* CLOCK_MONOTONIC; from then on the address is judged by the rules again */
+	__u64 dropped;     /* packets dropped by it at XDP (added atomically) */
+	__u32 refusals;    /* refusals in the second that escalated it */
+	__u32 rate;        /* the request rule's --escalate RATE */
+	char rule[XRL_ESC_RULE_LEN];   /* the request rule's name, NUL-terminated */
+};
+
 #endif /* XRL_COMMON_H */

@@ -188,6 +188,22 @@ struct {
 	__type(value, struct xrl_block);
 } xrl_blocked SEC(".maps");
 
+/* Escalations of xrl http (--escalate): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XRL_ESCALATED_SOURCES);
+	__type(key, struct xrl_esc_key);
+	__type(value, struct xrl_escalation);
+} xrl_escalated SEC(".maps");
+
+/* [0]: nonzero once an escalation was written: xrl_escalated is looked up */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} xrl_esc_on SEC(".maps");
+
 /* Per CPU: xrl_not_own before a --block rule's decision (xrl_block_held), for xrl_block_after. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

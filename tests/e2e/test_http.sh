@@ -101,11 +101,11 @@ check "fixed window: 10 + 10 accepted (got $fw_1 + $fw_2; sent at $fw_at)" "$fw_
 check "sliding log: 10 accepted, then 0 (got $sl_1 + $sl_2; sent at $sl_at)" "$sl_1 == 10 && $sl_2 == 0"
 
 # ---------------------------------------------------------------------------
-section "X-Forwarded-For: believed only from trusted proxies, rightmost untrusted"
+section "X-Forwarded-For: believed only from trusted proxies (--trusted-proxy repeated), rightmost untrusted"
 cat >"$XRLT_TMP/xff.rules" <<'EOF'
 one --key ip --rate 1/m --burst 1
 EOF
-http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1,10.0.0.0/8,fd00::/8
+http_start xff "$XRLT_TMP/xff.rules" --trusted-proxy 127.0.0.1 --trusted-proxy 10.0.0.0/8,fd00::/8 --trusted-proxy 192.0.2.0/24
 xu=http://127.0.0.1:$HTTP_PORT_xff/check
 code_from() { # SOURCE_ADDR XFF
 	curl -s -m 5 -o /dev/null -w '%{http_code}' --interface "$1" -H 'X-Original-URI: /' \
@@ -266,6 +266,31 @@ PY
 c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'X-Original-URI: /' "$hu")
 check "after 1,000 concurrent idle connections the service still answers (got $c; $(cat "$XRLT_TMP/conns.out"))" "$c == 200"
 kill -0 "$HTTP_PID_hup" 2>/dev/null && ok "the service is still running" || bad "the service died"
+# the hardening holds in the event loops too: 32 connections from one address,
+# and a connection that sends no request is cut at its header deadline (3 s)
+/usr/bin/python3 - "$HTTP_PORT_hup" >"$XRLT_TMP/harden.out" 2>&1 <<'PY'
+import socket, sys, time
+port = int(sys.argv[1]); socks = []
+def closed(s):
+    s.settimeout(0.05)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+for i in range(40):
+    s = socket.socket(); s.settimeout(2); s.connect(("127.0.0.1", port)); socks.append(s)
+time.sleep(1)
+print(sum(closed(s) for s in socks), end=" ")
+time.sleep(4)
+print(sum(closed(s) for s in socks))
+PY
+read -r early late <"$XRLT_TMP/harden.out"
+check "40 idle connections from one address: 8 over the cap of 32 closed at once (got ${early:-?}: $(cat "$XRLT_TMP/harden.out"))" "${early:-0} == 8"
+check "and all 40 cut by the header deadline 5 s later (got ${late:-?})" "${late:-0} == 40"
+c=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -H 'X-Original-URI: /' "$hu")
+check "then a request is answered (got $c)" "$c == 200"
 
 section "the systemd unit xrl-http@.service"
 if command -v systemd-analyze >/dev/null; then

@@ -17,6 +17,7 @@
 #include "xrl_http_rules.h"
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
+#include "xrl_http_escalate.h"
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
 #include <jansson.h>
@@ -90,7 +91,12 @@ static void test_rules_errors(void **state)
 	refused("--key ip --rate 5/s\n", "line 1, column 1: '--key': a rule starts with its name");
 	refused("a --key ip --rate 5/s --method get\n", "line 1, column 32: --method 'get'");
 	refused("a --key ip --rate 5/s --path login\n", "line 1, column 30: --path 'login'");
-	refused("a --key ip --rate 5/s --escalate 3\n", "line 1, column 23: --escalate is not supported");
+	refused("a --key ip --rate 5/s --escalate 3\n", "line 1, column 23: rule 'a': --escalate RATE and --block DURATION go together");
+	refused("a --key ip --rate 5/s --block 1m\n", "line 1, column 23: rule 'a': --escalate RATE and --block DURATION go together");
+	refused("a --key header:K --missing pass --rate 5/s --escalate 3 --block 1m\n", "line 1, column 57: rule 'a': --escalate is for a rule keyed by ip alone");
+	refused("a --key ip+header:K --missing pass --rate 5/s --escalate 3 --block 1m\n", "line 1, column 60: rule 'a': --escalate is for a rule keyed by ip alone");
+	refused("a --key ip --rate 5/s --escalate 0 --block 1m\n", "line 1, column 34: ");
+	refused("a --key ip --rate 5/s --escalate 3 --block 169h\n", "line 1, column 44: invalid --block");
 	refused("a --key ip --rate 5/s --global --algo sliding-log\n", "line 1, column 1: --global is for token-bucket and fixed-window");
 }
 
@@ -100,6 +106,44 @@ static struct xrl_http_addr A(const char *s)
 
 	assert_int_equal(xrl_http_addr_parse(s, strlen(s), &a), 0);
 	return a;
+}
+
+/*
+ * --escalate 3: the 4th refusal within a second of the first escalates (not
+ * the 3rd); refusals a second apart never do; each (rule, address) counts
+ * alone; after an escalation the count starts again.
+ */
+static void test_escalate(void **state)
+{
+	static struct xrl_http_rules rs;
+	struct xrl_http_esc *e = xrl_http_esc_new(7);
+	struct xrl_http_addr a = A("192.0.2.1"), b = A("2001:db8::1");
+	char err[256];
+	__u32 n = 0;
+	__u64 t = 1000000000ull, ms = 1000000ull;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_http_rules_parse("a --key ip --rate 5/s --escalate 3 --block 90s\n",
+					      &rs, err, sizeof(err)), 0);
+	assert_int_equal(rs.rule[0].escalate, 3);
+	assert_true(rs.rule[0].block_ns == 90 * 1000000000ull);
+	assert_non_null(e);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(xrl_http_esc_refused(e, 0, 3, &a, t + i * 300 * ms, &n), 0);
+	/* b and a's count under another rule do not add to a's */
+	assert_int_equal(xrl_http_esc_refused(e, 0, 3, &b, t + 950 * ms, &n), 0);
+	assert_int_equal(xrl_http_esc_refused(e, 1, 3, &a, t + 960 * ms, &n), 0);
+	assert_int_equal(xrl_http_esc_refused(e, 0, 3, &a, t + 999 * ms, &n), 1);
+	assert_int_equal(n, 4);
+	/* the count starts again: three more are not enough */
+	for (i = 1; i <= 3; i++)
+		assert_int_equal(xrl_http_esc_refused(e, 0, 3, &a, t + 999 * ms + i * ms, &n), 0);
+	/* one refusal a second, for long, never escalates */
+	for (i = 0; i < 20; i++)
+		assert_int_equal(xrl_http_esc_refused(e, 0, 3, &b, t + 5000 * ms + (__u64)i * 1001 * ms,
+						      &n), 0);
+	xrl_http_esc_free(e);
 }
 
 static const char *client(const struct xrl_http_proxies *p, const char *peer, const char *xff,
@@ -462,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_decide_leaky),
 		cmocka_unit_test(test_decide_bounded),
 		cmocka_unit_test(test_dashboard_http),
+		cmocka_unit_test(test_escalate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

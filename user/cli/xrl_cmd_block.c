@@ -5,6 +5,8 @@
  * releases it early by setting until_ns to the present and marking it
  * released, so the data path judges it by its bucket again at once and the
  * daemon logs the release (by "xrl block del") and deletes the entry.
+ * Escalations of xrl http (--escalate, xrl_escalated) are listed beside
+ * them with their reason; del deletes them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,12 +16,15 @@
 #include <bpf/bpf.h>
 
 #include "xrl_cli.h"
+#include "xrl_escalate.h"
 #include "xrl_rule.h"
 
 static struct xrl_rule_def defs[XRL_MAX_RULES];
 static __u32 ids[XRL_MAX_RULES];
 static struct xrl_bucket_key keys[XRL_BLOCKED_SOURCES];
 static struct xrl_block vals[XRL_BLOCKED_SOURCES];
+static struct xrl_esc_key esc_keys[XRL_ESCALATED_SOURCES];
+static struct xrl_escalation esc_vals[XRL_ESCALATED_SOURCES];
 
 static const struct xrl_rule_def *rule_of(__u32 id, int nd)
 {
@@ -101,7 +106,7 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 	struct xrl_maps m;
 	__u64 now;
 	json_t *arr;
-	int n, nd, i, rc;
+	int n, nd, i, rc, ne;
 
 	if (argc != 1)
 		return block_usage(ctx, argv[0]);
@@ -130,10 +135,30 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 			       vals[i].policy & XRL_P_SHADOW ? "  (shadow: passed)" : "");
 		}
 	}
+	ne = xrl_escalate_read(&m, now, esc_keys, esc_vals, XRL_ESCALATED_SOURCES);
+	for (i = 0; i < ne; i++) {
+		struct xrl_bucket_key bk = { .family = esc_keys[i].family };
+		char src[64], rule[96], reason[160];
+		double left = (double)(esc_vals[i].until_ns - now) / 1e9;
+		double ago = (double)(now - esc_vals[i].since_ns) / 1e9;
+
+		memcpy(bk.addr, esc_keys[i].addr, sizeof(bk.addr));
+		xrl_source_format(&bk, NULL, src, sizeof(src));
+		snprintf(rule, sizeof(rule), "http:%.*s", XRL_ESC_RULE_LEN, esc_vals[i].rule);
+		xrl_escalate_reason(&esc_vals[i], reason, sizeof(reason));
+		if (ctx->json)
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:f,s:f,s:s,s:I}", "source", src,
+							     "rule", rule, "left_s", left,
+							     "blocked_for_s", ago, "reason", reason,
+							     "dropped", (json_int_t)esc_vals[i].dropped));
+		else
+			printf("%-40s %-40s %9.1fs %9.1fs  %s, %llu packets dropped at XDP\n", src, rule,
+			       left, ago, reason, (unsigned long long)esc_vals[i].dropped);
+	}
 	if (ctx->json)
 		xrl_json_print(ctx, arr);
 	else {
-		if (!n)
+		if (!n && ne <= 0)
 			printf("(no source blocked)\n");
 		json_decref(arr);
 	}
@@ -175,7 +200,7 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 	__u8 family, addr[16], plen;
 	__u64 now;
 	json_t *arr;
-	int n, nd, i, rc, released = 0;
+	int n, nd, i, rc, ne, released = 0;
 
 	if (argc != 2)
 		return block_usage(ctx, argv[0]);
@@ -214,6 +239,25 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 			printf("xrl: released %s (rule %s, %.1fs of its block left)\n", src, rule,
 			       (double)(vals[i].until_ns - now) / 1e9);
 	}
+	ne = xrl_escalate_read(&m, now, esc_keys, esc_vals, XRL_ESCALATED_SOURCES);
+	for (i = 0; i < ne; i++) {
+		struct xrl_bucket_key bk = { .family = esc_keys[i].family };
+		char src[64], rule[96];
+
+		memcpy(bk.addr, esc_keys[i].addr, sizeof(bk.addr));
+		/* an escalation is of one address: named by it (or by its /32, /128) */
+		if (!names_block(&bk, NULL, family, addr, plen) || xrl_escalate_del(&m, &esc_keys[i]))
+			continue;
+		released++;
+		xrl_source_format(&bk, NULL, src, sizeof(src));
+		snprintf(rule, sizeof(rule), "http:%.*s", XRL_ESC_RULE_LEN, esc_vals[i].rule);
+		if (ctx->json)
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:f}", "source", src, "rule", rule,
+							     "left_s", (double)(esc_vals[i].until_ns - now) / 1e9));
+		else
+			printf("xrl: released %s (escalated by xrl http rule %s, %.1fs of it left)\n", src,
+			       esc_vals[i].rule, (double)(esc_vals[i].until_ns - now) / 1e9);
+	}
 	xrl_instance_end(ctx, &m);
 	if (!released) {
 		json_decref(arr);
@@ -228,7 +272,7 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 
 static const struct xrl_cmd block_cmds[] = {
 	{ .name = "list", .fn = block_list, .args = "",
-	  .summary = "List the sources blocked by --block rules, with their rule and time left.",
+	  .summary = "List the sources blocked by --block rules and escalated by xrl http, with their rule, time left and reason.",
 	  .example = "xrl block list" },
 	{ .name = "del", .fn = block_del, .args = "SOURCE",
 	  .summary = "Lift the block of SOURCE (in every rule that blocks it).",

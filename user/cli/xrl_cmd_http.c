@@ -5,6 +5,7 @@
  * completion) and the call into the service.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "xrl_cli.h"
 #include "xrl_http.h"
@@ -13,9 +14,26 @@
 struct http_cli {
 	struct xrl_http_opts o;
 	unsigned log_json;   /* index in "text|json" */
+	char trusted[2048];  /* every --trusted-proxy, joined by commas */
 };
 
 #define HO(member) XRL_OPT_FIELD(struct http_cli, member)
+
+/* --trusted-proxy CIDR[,CIDR...], repeatable: each one's list added to the others' */
+static int opt_trusted(const struct xrl_opt *o, const char *arg, void *obj, char *err,
+		       size_t errlen)
+{
+	char *list = (char *)obj + o->off;
+	size_t len = strlen(list);
+
+	if (len + 1 + strlen(arg) >= o->size) {
+		snprintf(err, errlen, "--trusted-proxy: more than %zu characters of ranges in all",
+			 o->size - 1);
+		return -1;
+	}
+	snprintf(list + len, o->size - len, "%s%s", len ? "," : "", arg);
+	return 0;
+}
 
 enum { HO_LISTEN, HO_RULES, HO_TRUSTED, HO_REDIS, HO_FAILURE, HO_REDIS_TIMEOUT, HO_MAX_KEYS,
        HO_LOG_FORMAT, HO_N };
@@ -26,9 +44,10 @@ static const struct xrl_opt http_opt_rows[HO_N] = {
 				XRL_HTTP_DEFAULT_LISTEN ": loopback)" },
 	[HO_RULES] = { "rules", 0, "FILE", xrl_opt_str, HO(o.rules), .modes = 1,
 		       .help = "the request rules, one a line (required; SIGHUP reloads it)" },
-	[HO_TRUSTED] = { "trusted-proxy", 0, "CIDR[,CIDR...]", xrl_opt_str, HO(o.trusted),
-			 .modes = 1,
-			 .help = "believe X-Forwarded-For and X-Real-IP from these peers only" },
+	[HO_TRUSTED] = { "trusted-proxy", 0, "CIDR[,CIDR...]", opt_trusted, HO(trusted),
+			 .modes = 1, .flags = XRL_OPT_REPEATABLE,
+			 .help = "believe X-Forwarded-For and X-Real-IP from these peers only "
+				 "(repeatable)" },
 	[HO_REDIS] = { "redis", 0, "URL", xrl_opt_str, HO(o.redis), .modes = 1,
 		       .help = "decide --global rules in Redis at URL, one call per request" },
 	[HO_FAILURE] = { "on-redis-failure", 0, "local|open|closed", xrl_opt_enum, HO(o.failure),
@@ -65,7 +84,10 @@ int xrl_cmd_http(struct xrl_ctx *ctx, int argc, char **argv)
 				 argv[i]);
 	if (c.log_json)
 		c.o.log_format = "json";
+	if (c.trusted[0])
+		c.o.trusted = c.trusted;
 	c.o.instance = ctx->instance;
+	c.o.pin_dir = ctx->pin_dir;
 	rc = xrl_http_run(&c.o, err, sizeof(err));
 	if (rc == 2)
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);

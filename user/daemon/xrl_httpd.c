@@ -311,8 +311,26 @@ static void start_error(const char *addr, unsigned short port, int err, char *ms
 	snprintf(msg, len, v6 ? "[%s]:%u: %s" : "%s:%u: %s", addr, port, why);
 }
 
+/*
+ * MHD's mode: threads 0, a thread per connection (a handler may block);
+ * else an epoll loop in each of threads threads, with suspend and resume
+ * allowed (a handler must not block: it suspends its connection instead).
+ */
+static unsigned int mode_flags(unsigned threads)
+{
+	return threads ? MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME :
+			 MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL;
+}
+
 struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_httpd_handler handler,
 				  void *arg, char *err, size_t errlen)
+{
+	return xrl_httpd_start_pool(addr, port, 0, handler, arg, err, errlen);
+}
+
+struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, unsigned threads,
+				       xrl_httpd_handler handler, void *arg, char *err,
+				       size_t errlen)
 {
 	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
 	struct sockaddr_in sa4 = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -348,9 +366,9 @@ struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_htt
 	 * idles while the limit is near, or after 30 s without progress, so
 	 * that slow or idle clients cannot hold every thread.
 	 */
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				  MHD_USE_POLL | (v6 ? MHD_USE_IPv6 : 0),
+	h->mhd = MHD_start_daemon(mode_flags(threads) | (v6 ? MHD_USE_IPv6 : 0),
 				  port, NULL, NULL, on_request, h,
+				  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads > 1 ? threads : 0),
 				  MHD_OPTION_SOCK_ADDR, sa,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONN_CAP,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)XRL_HTTPD_CONN_PER_IP,
@@ -373,6 +391,13 @@ struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_htt
 
 struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handler, void *arg,
 				       char *err, size_t errlen)
+{
+	return xrl_httpd_start_unix_pool(path, 0, handler, arg, err, errlen);
+}
+
+struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
+					    xrl_httpd_handler handler, void *arg, char *err,
+					    size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct xrl_httpd *h;
@@ -412,9 +437,9 @@ struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handl
 	pthread_mutex_init(&h->conn_lock, NULL);
 	h->conns.next = h->conns.prev = &h->conns;
 	/* as xrl_httpd_start, on the socket made here (no per-address cap: peers have none) */
-	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				  MHD_USE_POLL,
+	h->mhd = MHD_start_daemon(mode_flags(threads),
 				  0, NULL, NULL, on_request, h,
+				  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(threads > 1 ? threads : 0),
 				  MHD_OPTION_LISTEN_SOCKET, fd,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MHD_CONN_CAP,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,

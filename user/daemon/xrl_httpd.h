@@ -56,6 +56,18 @@ struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_htt
  */
 struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handler, void *arg,
 				       char *err, size_t errlen);
+/*
+ * The same two served by threads event loops (epoll; threads >= 1) instead
+ * of a thread per connection, with MHD_suspend_connection allowed: a
+ * handler must never block (it suspends its connection and resumes it
+ * later). The limits, the header deadline and the cuts are the same.
+ */
+struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, unsigned threads,
+				       xrl_httpd_handler handler, void *arg, char *err,
+				       size_t errlen);
+struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
+					    xrl_httpd_handler handler, void *arg, char *err,
+					    size_t errlen);
 /* The port it listens on (the one chosen when port was 0). */
 unsigned short xrl_httpd_port(const struct xrl_httpd *h);
 /* Stop: waits for the connection threads. NULL does nothing. */

@@ -18,12 +18,15 @@ struct xrl_http_opts {
 	unsigned long long max_keys;   /* keys per rule; 0: the default */
 	const char *log_format;    /* "text" or "json" */
 	const char *instance;
+	const char *pin_dir;       /* the instance's pins (--escalate writes its penalty box) */
 	const char *redis;         /* --redis URL; NULL: --global rules are judged locally */
 	unsigned failure;          /* --on-redis-failure: 0 local, 1 open, 2 closed */
 	unsigned long long redis_timeout_ms;   /* a --global call's deadline; 0: the default */
 };
 
 #define XRL_HTTP_REDIS_TIMEOUT_MS 5
+/* the server's event loops without --redis (xrl_httpd_start_pool) */
+#define XRL_HTTP_THREADS 2
 
 /*
  * Run the service until SIGTERM or SIGINT. The exit code: 0; 1 could not

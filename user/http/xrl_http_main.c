@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,12 +22,17 @@
 #include "xrl_http.h"
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
+#include "xrl_http_escalate.h"
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
 #include "xrl_http_redis.h"
 #include "xrl_http_rules.h"
 #include "xrl_httpd.h"
 #include "xrl_log.h"
+#include "xrl_escalate.h"
+#include "xrl_instance.h"
+#include "xrl_maps.h"
+#include "xrl_rule.h"
 
 struct service {
 	struct xrl_http_proxies proxies;
@@ -39,6 +45,12 @@ struct service {
 	char instance[65];
 	struct xrl_httpd *httpd;
 	struct xrl_http_global global;
+	/* --escalate: the refusals' count and the instance's maps (open once a rule escalates) */
+	struct xrl_http_esc *esc;
+	struct xrl_maps esc_maps;
+	int esc_open;
+	const char *pin_dir;
+	int pool;   /* served by event loops (no --redis): held answers are suspended, not slept */
 };
 
 static int global_decide(void *arg, const struct xrl_http_rule *r, const char *gkey,
@@ -85,6 +97,73 @@ static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
 	return s;
 }
 
+/*
+ * A rule set with --escalate needs the instance's maps (its XDP penalty box):
+ * opened with the first such rule set, kept open. 0, or -1 with err.
+ */
+static int esc_ready(const struct xrl_http_rules *rules, char *err, size_t errlen)
+{
+	struct xrl_instance in = { .name = svc.instance, .pin_dir = svc.pin_dir, .lock_fd = -1,
+				   .rules_fd = -1 };
+	int i, any = 0;
+
+	for (i = 0; i < rules->n; i++)
+		any |= rules->rule[i].escalate != 0;
+	if (!any || svc.esc_open)
+		return 0;
+	if (!svc.esc) {
+		__u64 seed = 0;
+
+		getrandom(&seed, sizeof(seed), 0);
+		svc.esc = xrl_http_esc_new(seed);
+		if (!svc.esc) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	if (xrl_instance_open(&in, XRL_LOCK_NONE, 0, 0, &svc.esc_maps, err, errlen)) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, " (--escalate drops at XDP in instance '%s': attach it "
+			 "and run xrl http as root)", svc.instance);
+		return -1;
+	}
+	svc.esc_open = 1;
+	return 0;
+}
+
+/*
+ * The request (client address a) was refused: count its refusals by each
+ * refusing rule that escalates, and put it in the XDP penalty box when one
+ * says so. Called under svc.lock (read).
+ */
+static void escalate(const struct xrl_http_figures *per, int n, const struct xrl_http_addr *a,
+		     const char *text, __u64 now)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct xrl_http_rule *r = &svc.state->rules.rule[per[i].rule];
+		char dur[32];
+		__u32 count;
+		int rc;
+
+		if (!r->escalate || per[i].pass || per[i].missing || !svc.esc_open ||
+		    !xrl_http_esc_refused(svc.esc, per[i].rule, r->escalate, a, now, &count))
+			continue;
+		rc = xrl_escalate_add(&svc.esc_maps, a->v4 ? 4 : 6, a->v4 ? a->a + 12 : a->a, now,
+				      r->block_ns, r->name, count, r->escalate);
+		xrl_duration_format(r->block_ns, dur, sizeof(dur));
+		if (rc)
+			xrl_log(XRL_LOG_ERR, "cannot escalate %s (rule %s) into instance '%s': %s",
+				text, r->name, svc.instance, strerror(-rc));
+		else
+			xrl_log(XRL_LOG_WARN, "escalated %s to XDP for %s: rule %s refused it %u "
+				"times in a second (--escalate %u)", text, dur, r->name, count,
+				r->escalate);
+	}
+}
+
 static int load_rules(const char *file, int reload)
 {
 	static struct xrl_http_rules rules;
@@ -93,6 +172,10 @@ static int load_rules(const char *file, int reload)
 
 	if (xrl_http_rules_read(file, &rules, err, sizeof(err))) {
 		xrl_log(XRL_LOG_ERR, "%s%s", err, reload ? "; the rules in force are kept" : "");
+		return -1;
+	}
+	if (esc_ready(&rules, err, sizeof(err))) {
+		xrl_log(XRL_LOG_ERR, "%s: %s%s", file, err, reload ? "; the rules in force are kept" : "");
 		return -1;
 	}
 	pthread_rwlock_wrlock(&svc.lock);
@@ -177,17 +260,16 @@ static int peer_of(struct MHD_Connection *c, struct xrl_http_addr *a)
 	return -1;
 }
 
-static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
-			      const char *body, const struct xrl_http_rule *r,
-			      const struct xrl_http_figures *f)
+/* An answer's response, with its fields; NULL on no memory. */
+static struct MHD_Response *response(const char *type, const char *body,
+				     const struct xrl_http_rule *r, const struct xrl_http_figures *f)
 {
 	struct MHD_Response *resp =
 		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
 	char v[256];
 
 	if (!resp)
-		return MHD_NO;
+		return NULL;
 	MHD_add_response_header(resp, "Content-Type", type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (r) {
@@ -200,9 +282,116 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, con
 			MHD_add_response_header(resp, "Retry-After", v);
 		}
 	}
+	return resp;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, const char *type,
+			      const char *body, const struct xrl_http_rule *r,
+			      const struct xrl_http_figures *f)
+{
+	struct MHD_Response *resp = response(type, body, r, f);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
+}
+
+/*
+ * Held answers (the leaky bucket's) of a server in event loops
+ * (xrl_httpd_start_pool), which must not sleep: the connection is suspended
+ * with its answer made, and the holder thread resumes it when it is due; the
+ * handler, called again, sends it. A list sorted by due time.
+ */
+struct held {
+	struct held *next;
+	struct MHD_Connection *c;
+	struct MHD_Response *resp;
+	unsigned int status;
+	__u64 due_ns;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;     /* on CLOCK_MONOTONIC */
+	struct held *list;
+	pthread_t thread;
+	int started, stop;
+} holder = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *holder_run(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&holder.lock);
+	while (!holder.stop) {
+		struct held *h = holder.list;
+		__u64 now = clock_ns(CLOCK_MONOTONIC);
+
+		if (!h) {
+			pthread_cond_wait(&holder.cond, &holder.lock);
+		} else if (h->due_ns <= now) {
+			holder.list = h->next;
+			pthread_mutex_unlock(&holder.lock);
+			MHD_resume_connection(h->c);   /* the handler sends h->resp */
+			pthread_mutex_lock(&holder.lock);
+		} else {
+			struct timespec ts = { (time_t)(h->due_ns / 1000000000ull),
+					       (long)(h->due_ns % 1000000000ull) };
+
+			pthread_cond_timedwait(&holder.cond, &holder.lock, &ts);
+		}
+	}
+	/* stopping: the server may not stop with connections suspended; answer them now */
+	while (holder.list) {
+		struct held *h = holder.list;
+
+		holder.list = h->next;
+		MHD_resume_connection(h->c);
+	}
+	pthread_mutex_unlock(&holder.lock);
+	return NULL;
+}
+
+static int holder_start(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&holder.cond, &a);
+	pthread_condattr_destroy(&a);
+	if (pthread_create(&holder.thread, NULL, holder_run, NULL))
+		return -1;
+	holder.started = 1;
+	return 0;
+}
+
+static void holder_stop(void)
+{
+	if (!holder.started)
+		return;
+	pthread_mutex_lock(&holder.lock);
+	holder.stop = 1;
+	pthread_cond_signal(&holder.cond);
+	pthread_mutex_unlock(&holder.lock);
+	pthread_join(holder.thread, NULL);
+}
+
+/* Hold c's answer until due_ns: suspend it (h is its request's state until it is sent). */
+static void hold(struct held *h)
+{
+	struct held **p;
+
+	MHD_suspend_connection(h->c);
+	pthread_mutex_lock(&holder.lock);
+	for (p = &holder.list; *p && (*p)->due_ns <= h->due_ns; p = &(*p)->next)
+		;
+	h->next = *p;
+	*p = h;
+	pthread_cond_signal(&holder.cond);
+	pthread_mutex_unlock(&holder.lock);
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const char *msg)
@@ -210,7 +399,7 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const
 	return answer(c, status, "text/plain; charset=utf-8", msg, NULL, NULL);
 }
 
-static enum MHD_Result decide(struct MHD_Connection *c, int auth)
+static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls)
 {
 	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
 	const char *uri = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-URI");
@@ -267,13 +456,31 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth)
 			snprintf(label, sizeof(label), "hash:%016llx", (unsigned long long)f.key);
 		xrl_http_metrics_decision(svc.metrics, &svc.state->rules, per, n, pass,
 					  pass || f.missing ? NULL : label, pass ? f.delay_ns : 0);
+		if (!pass)
+			escalate(per, n, &client, addr, clock_ns(CLOCK_MONOTONIC));
 	}
 	pthread_rwlock_unlock(&svc.lock);
 	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
 	if (!have_rule)
 		f = none;
+	if (pass && f.delay_ns && svc.pool) {
+		/* leaky bucket, event loops: the connection waits suspended for its slot */
+		struct held *h = calloc(1, sizeof(*h));
+
+		if (!h || !(h->resp = response("text/plain; charset=utf-8", "",
+					       have_rule ? &rule : NULL, &f))) {
+			free(h);
+			return MHD_NO;
+		}
+		h->c = c;
+		h->status = auth ? 204 : 200;
+		h->due_ns = clock_ns(CLOCK_MONOTONIC) + f.delay_ns;
+		*con_cls = h;
+		hold(h);
+		return MHD_YES;
+	}
 	if (pass && f.delay_ns) {
-		/* leaky bucket: the answer waits for the request's slot */
+		/* leaky bucket, a thread per connection: the answer waits for the request's slot */
 		struct timespec ts = { (time_t)(f.delay_ns / 1000000000ull),
 				       (long)(f.delay_ns % 1000000000ull) };
 
@@ -340,10 +547,20 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 	}
 	if (*con_cls == &body_seen)
 		return text(c, 413, "xrl http: requests carry no body\n");
+	if (*con_cls != &headers_seen) {
+		/* resumed: its held answer is due */
+		struct held *h = *con_cls;
+		enum MHD_Result ret = MHD_queue_response(c, h->status, h->resp);
+
+		MHD_destroy_response(h->resp);
+		free(h);
+		*con_cls = &headers_seen;
+		return ret;
+	}
 	if (!strcmp(url, "/auth"))
-		return decide(c, 1);
+		return decide(c, 1, con_cls);
 	if (!strcmp(url, "/check"))
-		return decide(c, 0);
+		return decide(c, 0, con_cls);
 	if (!strcmp(url, "/healthz"))
 		return text(c, 200, "ok\n");
 	if (!strcmp(url, "/metrics"))
@@ -396,7 +613,7 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		return 2;
 	}
 	if (o->trusted) {
-		char list[1024], *save = NULL, *c;
+		char list[2048], *save = NULL, *c;
 
 		snprintf(list, sizeof(list), "%s", o->trusted);
 		for (c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
@@ -418,6 +635,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	}
 	pthread_rwlock_init(&svc.lock, NULL);
 	snprintf(svc.instance, sizeof(svc.instance), "%s", o->instance ? o->instance : "default");
+	svc.pin_dir = o->pin_dir;
+	xrl_maps_none(&svc.esc_maps);
 	svc.metrics = xrl_http_metrics_new();
 	if (!svc.metrics) {
 		snprintf(err, errlen, "out of memory");
@@ -447,10 +666,23 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Without --redis a decision never waits: XRL_HTTP_THREADS event loops
+	 * serve every connection (no thread per connection to wake and switch
+	 * to). A --global rule's call waits for Redis, pipelined with the other
+	 * connections' calls: a thread per connection keeps those waits apart.
+	 */
+	svc.pool = !svc.redis;
+	if (svc.pool && holder_start()) {
+		xrl_log(XRL_LOG_ERR, "cannot start the thread of the held answers");
+		return 1;
+	}
 	if (!strncmp(listen, "unix:", 5))
-		h = xrl_httpd_start_unix(listen + 5, handle, NULL, why, sizeof(why));
+		h = xrl_httpd_start_unix_pool(listen + 5, svc.pool ? XRL_HTTP_THREADS : 0, handle,
+					      NULL, why, sizeof(why));
 	else
-		h = xrl_httpd_start(addr, port, handle, NULL, why, sizeof(why));
+		h = xrl_httpd_start_pool(addr, port, svc.pool ? XRL_HTTP_THREADS : 0, handle, NULL,
+					 why, sizeof(why));
 	if (!h) {
 		xrl_log(XRL_LOG_ERR, "--listen %s", why);
 		return 1;
@@ -467,10 +699,14 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		break;
 	}
 	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	holder_stop();   /* first: it resumes the held connections, never after the server stopped */
 	xrl_httpd_stop(h);
 	if (!strncmp(listen, "unix:", 5))
 		unlink(listen + 5);
 	xrl_http_redis_stop(svc.redis);
 	xrl_http_state_free(svc.state);
+	if (svc.esc_open)
+		xrl_maps_close(&svc.esc_maps);
+	xrl_http_esc_free(svc.esc);
 	return 0;
 }

@@ -164,7 +164,7 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 {
 	static struct word w[MAX_WORDS];
 	char why[XRL_ERRLEN];
-	int n = 0, i, col = 1, have_key = 0, have_rate = 0, have_missing = 0;
+	int n = 0, i, col = 1, have_key = 0, have_rate = 0, have_missing = 0, esc_col = 0;
 	const char *p = line;
 	__u64 v;
 
@@ -208,14 +208,16 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 			r->global = 1;
 			continue;
 		}
-		if (!strcmp(o, "--shadow") || !strcmp(o, "--block") || !strcmp(o, "--escalate"))
+		if (!strcmp(o, "--shadow"))
 			return bad(err, errlen, w[i].col, "%s is not supported by xrl http yet", o, "");
 		if (strncmp(o, "--", 2) || (strcmp(o, "--key") && strcmp(o, "--rate") &&
 					    strcmp(o, "--burst") && strcmp(o, "--algo") &&
 					    strcmp(o, "--path") && strcmp(o, "--method") &&
-					    strcmp(o, "--missing") && strcmp(o, "--queue")))
+					    strcmp(o, "--missing") && strcmp(o, "--queue") &&
+					    strcmp(o, "--escalate") && strcmp(o, "--block")))
 			return bad(err, errlen, w[i].col, "unknown word '%s' (options: --key --rate "
-				   "--burst --algo --path --method --missing --queue --global)", o, "");
+				   "--burst --algo --path --method --missing --queue --global "
+				   "--escalate --block)", o, "");
 		if (!a)
 			return bad(err, errlen, ac, "%s needs a value", o, "");
 		i++;
@@ -263,6 +265,16 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 					return bad(err, errlen, ac, "--method '%s': a method is upper "
 						   "case letters (GET, POST)", a, "");
 			strcpy(r->methods[r->nmethods++], a);
+		} else if (!strcmp(o, "--escalate")) {
+			if (xrl_parse_uint("--escalate", a, 1, 1000000, &v, why, sizeof(why)))
+				return bad(err, errlen, ac, "%s (refusals a second)", why, "");
+			r->escalate = (__u32)v;
+			esc_col = w[i - 1].col;
+		} else if (!strcmp(o, "--block")) {
+			if (xrl_parse_duration("--block", a, XRL_MAX_BLOCK_S, &r->block_ns, why,
+					       sizeof(why)))
+				return bad(err, errlen, ac, "%s", why, "");
+			esc_col = w[i - 1].col;
 		} else if (!strcmp(o, "--missing")) {
 			if (strcmp(a, "pass") && strcmp(a, "refuse"))
 				return bad(err, errlen, ac, "--missing '%s': pass or refuse", a, "");
@@ -283,6 +295,14 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 		return bad(err, errlen, w[0].col, "--global is for token-bucket and fixed-window "
 			   "rules (one exact Redis call per request); not --algo %s",
 			   xrl_http_algo_name(r->algo), "");
+	if (!r->escalate != !r->block_ns)
+		return bad(err, errlen, esc_col, "rule '%s': --escalate RATE and --block DURATION go "
+			   "together (an address refused more than RATE times a second is dropped "
+			   "at XDP for DURATION)", r->name, "");
+	if (r->escalate && (r->nkeys != 1 || r->keys[0].kind != XRL_HTTP_KEY_IP))
+		return bad(err, errlen, esc_col, "rule '%s': --escalate is for a rule keyed by ip "
+			   "alone (XDP drops an address, not a header's or argument's value)",
+			   r->name, "");
 	return compile(r, w[0].col, err, errlen) ? -1 : 1;
 }
 

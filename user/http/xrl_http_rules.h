@@ -4,14 +4,17 @@
  *
  *   NAME --key KEY[+KEY...] --rate RATE [--burst N] [--algo ALGO]
  *        [--path PREFIX] [--method M]... [--missing pass|refuse] [--queue N]
- *        [--global]
+ *        [--global] [--escalate RATE --block DURATION]
  *
  * KEY: ip (the client address after trusted proxies: IPv4 /32, IPv6 /64),
  * ip/LEN (IPv4 prefix length; IPv6 stays /64) or ip/LEN,LEN6, header:NAME,
  * arg:NAME. ALGO: token-bucket (GCRA, the default), fixed-window,
  * sliding-window, sliding-log (the data path's), leaky-bucket (a queue:
  * --queue N). --global: the budget is the fleet's, in Redis (token bucket and
- * fixed window). A bad file is refused whole, with the line and column.
+ * fixed window). --escalate RATE --block DURATION (a rule keyed by ip alone):
+ * an address this rule refuses more than RATE times in a second is dropped at
+ * XDP by the instance for DURATION (xrl_http_escalate.h). A bad file is
+ * refused whole, with the line and column.
  */
 #ifndef XRL_HTTP_RULES_H
 #define XRL_HTTP_RULES_H
@@ -52,6 +55,8 @@ struct xrl_http_rule {
 	int missing_refuse;               /* --missing refuse: a request without the key is refused */
 	__u32 queue;                      /* leaky bucket: requests waiting per key at most */
 	int global;                       /* --global: decided in Redis, one call per request */
+	__u32 escalate;                   /* --escalate RATE: refusals a second; 0 none */
+	__u64 block_ns;                   /* --block DURATION of an escalation */
 	/* compiled */
 	struct xrl_gcra g;                /* token bucket, leaky bucket */
 	__u64 win_ns;                     /* windows */

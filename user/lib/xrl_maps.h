@@ -41,7 +41,9 @@ struct bpf_object;
 	X(total_local, 0)   /* per CPU: the unspent batch of cap tokens */ \
 	X(logs, 0)          /* --algo sliding-log's rings */		\
 	X(blocked, 0)       /* --block's penalty box */			\
-	X(proven, 0)        /* --syn-proxy's filter of proven sources */
+	X(proven, 0)        /* --syn-proxy's filter of proven sources */	\
+	X(escalated, 0)     /* xrl http --escalate: addresses dropped at XDP */ \
+	X(esc_on, 0)        /* [0] set: the data path looks xrl_escalated up */
 
 /* One fd per map of XRL_MAPS, in its order. */
 struct xrl_maps {

@@ -206,7 +206,7 @@ static int admit(const struct xrl_opt_table *t, const struct xrl_opt *o, int mod
 			return xrl_fail(err, errlen, "--%s %s %s", o->name, t->mode_refusal[mode], u);
 		return xrl_fail(err, errlen, "--%s is not accepted here: expected %s", o->name, u);
 	}
-	if (XRL_SEEN(*seen, row))
+	if (XRL_SEEN(*seen, row) && !(o->flags & XRL_OPT_REPEATABLE))
 		return xrl_fail(err, errlen, "--%s given twice", o->name);
 	*seen |= 1ULL << row;
 	return 0;

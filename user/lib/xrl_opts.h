@@ -39,6 +39,8 @@ typedef int (*xrl_opt_format_fn)(const struct xrl_opt *o, const void *obj, char 
 #define XRL_OPT_CHOICE       0x2   /* one of the CHOICE rows is the mode's required word */
 /* usage shows it inside the brackets of the row before: [--watch [--interval SEC]] */
 #define XRL_OPT_NESTED       0x4
+/* may be given more than once (--trusted-proxy A --trusted-proxy B): its parser accumulates */
+#define XRL_OPT_REPEATABLE   0x8
 
 struct xrl_opt {
 	const char *name;        /* long form without "--" ("rate") */
