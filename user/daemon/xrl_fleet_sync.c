@@ -54,6 +54,52 @@ static void log_partial(struct xrl_fleet *f, int np, __u64 now)
 	}
 }
 
+/*
+ * On a cluster, each shard's hold (local): a shard with an unanswered call
+ * is down from the end of the last answered round (prev_ok), when it had
+ * none, until a call of its is answered again; one that stays down past
+ * the hold holds no share of its sources (xrl_fleet_shard_lost), logged
+ * once as it happens. Shards without calls this round keep their state (a
+ * source closed by its floor is not reported every round).
+ */
+static void shard_holds(struct xrl_fleet *f, int np, __u64 prev_ok, __u64 now)
+{
+	__u64 unanswered = 0, answered = 0, lost = 0;
+	int i, n = 0;
+	unsigned s;
+
+	if (!f->redis.url.cluster)
+		return;
+	for (i = 0; i < np; i++) {
+		__u64 bit = 1ull << f->pushes[i].shard;
+
+		if (f->pushes[i].unanswered)
+			unanswered |= bit;
+		else
+			answered |= bit;
+	}
+	for (s = 0; s < XRL_CLUSTER_SHARDS; s++) {
+		__u64 bit = 1ull << s;
+
+		if (unanswered & bit) {
+			if (!f->shard_down_ns[s])
+				f->shard_down_ns[s] = prev_ok;
+			if (!(f->shards_lost & bit) && xrl_fleet_shard_lost(f, s, now))
+				lost |= bit;
+		} else if (answered & bit) {
+			f->shard_down_ns[s] = 0;
+			f->shards_lost &= ~bit;
+		}
+	}
+	if (!lost)
+		return;
+	f->shards_lost |= lost;
+	for (i = 0; i < np; i++)
+		n += !!(lost & (1ull << f->pushes[i].shard));
+	xrl_log(XRL_LOG_WARN, "redis cluster: %d shards' calls (%d sources) unanswered for %.1f s or more: the other hosts no longer count this host's share of their sources, so it holds none; global rules drop what they match from them until their master answers (--on-redis-failure local; the other shards keep their exact shares)",
+		__builtin_popcountll(lost), n, xrl_fleet_hold_ns(f) / 1e9);
+}
+
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 {
 	static const char *const what[] = {
@@ -611,6 +657,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 		goto failed;
 	xrl_redis_calls_free(f->calls, s.nc);
 	f->answering = false;
+	shard_holds(f, np, f->last_ok_ns, xrl_mono_ns());
 	f->last_ok_ns = xrl_mono_ns();
 	set_up(f, true, NULL, f->last_ok_ns);
 	log_partial(f, np, f->last_ok_ns);
