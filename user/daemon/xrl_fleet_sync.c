@@ -180,13 +180,29 @@ static void source_key(const struct xrl_fleet *f, const struct xrl_fleet_rule_st
 				     sizeof(f->keytext[0]) - 2);
 }
 
+/* v in decimal at o, then a NUL: where the NUL is (a round writes a few per source: no printf). */
+static char *put_u64(char *o, __u64 v)
+{
+	char t[20];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*o++ = t[--n];
+	*o = 0;
+	return o;
+}
+
 /* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
 static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i,
 			const struct round_text *rt)
 {
 	const struct xrl_fleet_push *p = &f->pushes[i];
 	struct xrl_gcra_source *s = &f->sources[i];
-	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
+	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1], *o;
 	size_t len;
 
 	source_key(f, rs, p, key);
@@ -197,11 +213,14 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	 * way the answer is the same, a wrong "+" costs Redis one write more,
 	 * a missing one a read.
 	 */
-	if (p->since_ns == rt->since_ns)
-		snprintf(a[0], 32, "%s%llu", p->ahead ? "+" : "", (unsigned long long)p->delta);
-	else
-		snprintf(a[0], 32, "%s%llu@%llu", p->ahead ? "+" : "", (unsigned long long)p->delta,
-			 (unsigned long long)p->since_ns / 1000);
+	o = a[0];
+	if (p->ahead)
+		*o++ = '+';
+	o = put_u64(o, p->delta);
+	if (p->since_ns != rt->since_ns) {
+		*o++ = '@';
+		put_u64(o, p->since_ns / 1000);
+	}
 	s->key = key;
 	s->n = a[0];
 	s->demand_key = NULL;
@@ -210,8 +229,8 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	len = strlen(key);   /* at most sizeof(keytext[0]) - 3: room for ":d" */
 	memcpy(dkey, key, len);
 	memcpy(dkey + len, ":d", 3);
-	snprintf(a[1], 32, "%lld", (long long)p->demand);
-	snprintf(a[2], 32, "%llu", (unsigned long long)p->demand_ns / 1000);
+	put_u64(a[1], (__u64)p->demand);   /* >= 0 here */
+	put_u64(a[2], p->demand_ns / 1000);
 	s->demand_key = dkey;
 	s->demand = a[1];
 	s->demand_us = a[2];
@@ -225,7 +244,7 @@ static void window_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state
 	char *key = f->keytext[2 * i];
 
 	source_key(f, rs, p, key);
-	snprintf(f->argtext[i][0], 32, "%llu", (unsigned long long)p->delta);
+	put_u64(f->argtext[i][0], p->delta);
 	s->key = key;
 	s->n = f->argtext[i][0];
 	s->demand_key = NULL;
