@@ -34,6 +34,7 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <bpf/bpf.h>
+#include <hiredis/hiredis.h>
 
 #include "xrl_fleet.h"
 #include "xrl_log.h"
@@ -44,6 +45,50 @@ static double ru_ms(const struct rusage *r)
 {
 	return (r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1e3 +
 	       (r->ru_utime.tv_usec + r->ru_stime.tv_usec) / 1e3;
+}
+
+/*
+ * A Redis process' own CPU time so far (INFO cpu: used_cpu_sys +
+ * used_cpu_user, seconds), asked on a connection of its own; -1 if it did
+ * not say. Beside the round: which process bounds it.
+ */
+static double redis_cpu(const char *host, int port, const char *password)
+{
+	struct timeval tv = { 2, 0 };
+	redisContext *c = redisConnectWithTimeout(host, port, tv);
+	redisReply *rep = NULL;
+	double cpu = -1;
+	const char *p;
+
+	if (!c || c->err)
+		goto out;
+	if (password[0]) {
+		rep = redisCommand(c, "AUTH %s", password);
+		if (!rep)
+			goto out;
+		freeReplyObject(rep);
+	}
+	rep = redisCommand(c, "INFO cpu");
+	if (rep && rep->type == REDIS_REPLY_STRING && (p = strstr(rep->str, "used_cpu_sys:"))) {
+		cpu = strtod(p + 13, NULL);
+		if ((p = strstr(rep->str, "used_cpu_user:")))
+			cpu += strtod(p + 14, NULL);
+	}
+	if (rep)
+		freeReplyObject(rep);
+out:
+	if (c)
+		redisFree(c);
+	return cpu;
+}
+
+/* The CPU so far of the one Redis (i = 0) or of cluster node i (its map). */
+static double node_cpu(const struct xrl_fleet *f, int i)
+{
+	if (!f->redis.node)
+		return redis_cpu(f->redis.url.host, f->redis.url.port, f->redis.url.password);
+	return redis_cpu(f->redis.map->node[i].host, f->redis.map->node[i].port,
+			 f->redis.url.password);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -75,7 +120,7 @@ int main(int argc, char **argv)
 	double *times, sum = 0;
 	unsigned long cmds0, reports0;
 	static unsigned long keys0[XRL_CLUSTER_NODES];
-	static double wait0[XRL_CLUSTER_NODES];
+	static double wait0[XRL_CLUSTER_NODES], cpu0[XRL_CLUSTER_NODES];
 	struct rusage r0, r1;
 	double cpu_ms = 0;
 	struct xrl_tl t;
@@ -195,6 +240,8 @@ int main(int argc, char **argv)
 			if (fleet.redis.node)
 				for (i = 0; i < XRL_CLUSTER_NODES; i++)
 					keys0[i] = fleet.redis.node[i].keys, wait0[i] = fleet.redis.node[i].wait_s;
+			for (i = 0; i < (fleet.redis.node ? fleet.redis.map->nnodes : 1); i++)
+				cpu0[i] = node_cpu(&fleet, i);
 		} else {
 			times[rounds - 1] = (xrl_mono_ns() - t0) / 1e6;
 			sum += times[rounds - 1];
@@ -214,8 +261,18 @@ int main(int argc, char **argv)
 	       100.0 * (sum / rounds) / interval_ms,
 	       (double)(fleet.redis.commands - cmds0) / rounds,
 	       (double)(fleet.reported_total - reports0) / rounds);
-	printf("%s: the round's own CPU (this process, user + system): %.1f ms per round\n", host,
-	       cpu_ms / rounds);
+	printf("%s: the round's own CPU (this process, user + system): %.1f ms per round, %.2f µs per source reported\n",
+	       host, cpu_ms / rounds,
+	       cpu_ms * 1e3 / ((double)(fleet.reported_total - reports0) ?: 1));
+	if (!fleet.redis.node) {
+		double cpu = node_cpu(&fleet, 0);
+
+		/* every host's reports, when several run at once: per source of this one's as if alone */
+		if (cpu >= 0 && cpu0[0] >= 0)
+			printf("%s: redis %s:%d: its CPU (INFO, all its clients) %.1f ms per round of this host\n",
+			       host, fleet.redis.url.host, fleet.redis.url.port,
+			       (cpu - cpu0[0]) * 1e3 / rounds);
+	}
 	if (fleet.redis.node) {
 		unsigned long all = 0;
 
@@ -226,10 +283,13 @@ int main(int argc, char **argv)
 
 			if (!fleet.redis.map->master[i])
 				continue;
-			printf("%s: master %s:%d: %.0f keys per round (%.1f %% of all), waited %.2f ms per round\n",
+			double cpu = node_cpu(&fleet, i);
+
+			printf("%s: master %s:%d: %.0f keys per round (%.1f %% of all), waited %.2f ms per round, its CPU (INFO) %.1f ms per round\n",
 			       host, fleet.redis.map->node[i].host, fleet.redis.map->node[i].port,
 			       (double)k / rounds, all ? 100.0 * k / all : 0,
-			       (fleet.redis.node[i].wait_s - wait0[i]) * 1e3 / rounds);
+			       (fleet.redis.node[i].wait_s - wait0[i]) * 1e3 / rounds,
+			       cpu >= 0 && cpu0[i] >= 0 ? (cpu - cpu0[i]) * 1e3 / rounds : NAN);
 		}
 	}
 	xrl_fleet_release(&fleet);
