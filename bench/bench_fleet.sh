@@ -341,7 +341,7 @@ cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
 	line=$(grep "fleet round" "$XRLT_TMP/cl.txt")
 	[ -z "$line" ] && { cat "$XRLT_TMP/cl.txt"; return; }
 	echo "   $label: $line"
-	grep -E "own CPU|master " "$XRLT_TMP/cl.txt" | sed 's/^/      /'
+	grep -E "own CPU|master |: redis " "$XRLT_TMP/cl.txt" | sed 's/^/      /'
 	mean=$(sed -n 's/.*: mean \([0-9.]*\) ms.*/\1/p' <<<"$line")
 	cpu=$(sed -n 's/.*user + system): \([0-9.]*\) ms per round.*/\1/p' "$XRLT_TMP/cl.txt")
 	# each Redis process' own CPU per round (INFO cpu, as the bench asked it)
