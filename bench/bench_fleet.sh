@@ -341,9 +341,11 @@ cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
 	line=$(grep "fleet round" "$XRLT_TMP/cl.txt")
 	[ -z "$line" ] && { cat "$XRLT_TMP/cl.txt"; return; }
 	echo "   $label: $line"
-	grep -E "own CPU|master " "$XRLT_TMP/cl.txt" | sed 's/^/      /'
+	grep -E "own CPU|master |: redis " "$XRLT_TMP/cl.txt" | sed 's/^/      /'
 	mean=$(sed -n 's/.*: mean \([0-9.]*\) ms.*/\1/p' <<<"$line")
-	cpu=$(sed -n 's/.*user + system): \([0-9.]*\) ms per round/\1/p' "$XRLT_TMP/cl.txt")
+	cpu=$(sed -n 's/.*user + system): \([0-9.]*\) ms per round.*/\1/p' "$XRLT_TMP/cl.txt")
+	# each Redis process' own CPU per round (INFO cpu, as the bench asked it)
+	rcpu=$(sed -n 's/.*its CPU (INFO[^)]*) \([0-9.na]*\) ms per round.*/\1 ms/p' "$XRLT_TMP/cl.txt" | paste -sd' ')
 	masters=""
 	for i in "${!before[@]}"; do
 		masters+="$(awk -v a="${before[$i]}" -v b="${after[$i]}" -v s="$secs" 'BEGIN { printf "%.0f %%", (b - a) / s }') "
@@ -352,8 +354,9 @@ cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
 	reports=$(sed -n 's/.*; [0-9.]* Redis commands and \([0-9.]*\) sources reported.*/\1/p' <<<"$line")
 	rps=$(awk -v r="$reports" -v iv="$iv" -v m="$mean" 'BEGIN { if (m > 0) printf "%.0f", r / (m / 1000); else print "?" }')
 	printf '      Redis CPU over the run (per process): %s; source reports per second of round time: %s\n' "$masters" "$rps"
-	cluster_rows+=("$(printf '| %s | %d | %d ms | %s ms | %s ms | %s | %s | %s |' "$label" "$n" "$iv" "$mean" "${cpu:-?}" \
-		"$rps" "${shares:-(one server)}" "$masters")")
+	CB_MEAN=$mean CB_RPS=$rps CB_SHARES=$shares
+	cluster_rows+=("$(printf '| %s | %d | %d ms | %s ms | %s ms | %s | %s | %s | %s |' "$label" "$n" "$iv" "$mean" "${cpu:-?}" \
+		"$rps" "${shares:-(one server)}" "${rcpu:-?}" "$masters")")
 }
 if [ $CLUSTER = 1 ]; then
 	printf '\n== the round against one Redis and a 3-master Redis Cluster (build/xrl_bench_fleet --redis)\n'
@@ -376,14 +379,25 @@ if [ $CLUSTER = 1 ]; then
 		iv=100
 		[ "$n" = "$n_big" ] && iv=1000
 		cluster_bench "one Redis" "redis://127.0.0.1:$FLEET_PORT" "$one_pid" "$n" "$iv"
+		one_rps=$CB_RPS one_mean=$CB_MEAN
 		cluster_bench "cluster, 3 masters" "$cl_url" "$cl_pids" "$n" "$iv"
+		# the targets: each master within 10 % of a third of the reports; 3 masters
+		# at least 1.5x one server's reports per second; the round within half of
+		# 100 ms (the small figure) or within one 1-s round (the big one)
+		printf 'target, %d sources: masters each within 10 %% of a third (%s): %s; 3 masters >= 1.5x the reports/s of one server (%s vs %s): %s; round %s ms (one Redis %s ms) within %s ms: %s\n' \
+			"$n" "$CB_SHARES" \
+			"$(awk -v s="$CB_SHARES" 'BEGIN { n = split(s, a, " "); ok = n >= 3; for (i = 1; i <= n; i++) if (a[i] != "%" && (a[i] < 30 || a[i] > 36.67)) ok = 0; print ok ? "MET" : "NOT MET" }')" \
+			"$CB_RPS" "$one_rps" \
+			"$(awk -v c="$CB_RPS" -v o="$one_rps" 'BEGIN { print (o > 0 && c >= 1.5 * o) ? "MET" : "NOT MET" }')" \
+			"$CB_MEAN" "$one_mean" "$((iv == 100 ? 50 : 1000))" \
+			"$(awk -v m="$CB_MEAN" -v l="$((iv == 100 ? 50 : 1000))" 'BEGIN { print (m != "" && m <= l) ? "MET" : "NOT MET" }')"
 	done
 fi
 if [ $CLUSTER_ONLY = 1 ]; then
 	if [ -n "$MD" ]; then
 		{
-			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per process |"
-			echo "|---|---|---|---|---|---|---|---|"
+			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per round (INFO, per master) | Redis CPU per process (share of a core over the run) |"
+			echo "|---|---|---|---|---|---|---|---|---|"
 			printf '%s\n' "${cluster_rows[@]}"
 		} >"$MD"
 	fi
@@ -487,8 +501,8 @@ if [ -n "$MD" ]; then
 			echo "this machine's cores), one host's round (\`build/xrl_bench_fleet --redis\`); Redis CPU is each"
 			echo "master's (or the one Redis') share of a core over the run, the round's own CPU the bench process'."
 			echo
-			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per process |"
-			echo "|---|---|---|---|---|---|---|---|"
+			echo "| Redis | sources | interval | mean round | the round's own CPU | source reports per second of round | reports per master | Redis CPU per round (INFO, per master) | Redis CPU per process (share of a core over the run) |"
+			echo "|---|---|---|---|---|---|---|---|---|"
 			printf '%s\n' "${cluster_rows[@]}"
 		fi
 		if [ $ALGO = 1 ]; then

@@ -14,7 +14,8 @@
  * --redis redis-cluster://HOST:PORT,...: the round against a Redis Cluster;
  * then a line per master: the keys (sources) it was sent, their share of
  * all, the time waited for it. Every run ends with the round's own CPU time
- * (user + system of this process, per round).
+ * (user + system of this process during xrl_fleet_round only, not the bench's
+ * own map writes that stand for the data path: per round).
  *
  * Several at once with different --host IDs are hosts of one fleet: the
  * same keys in the same Redis. --algo: the rule's algorithm, so the round
@@ -33,10 +34,62 @@
 #include <time.h>
 #include <sys/resource.h>
 #include <bpf/bpf.h>
+#include <hiredis/hiredis.h>
 
 #include "xrl_fleet.h"
 #include "xrl_log.h"
 #include "xrl_testlib.h"
+
+/* user + system time of a getrusage, ms */
+static double ru_ms(const struct rusage *r)
+{
+	return (r->ru_utime.tv_sec + r->ru_stime.tv_sec) * 1e3 +
+	       (r->ru_utime.tv_usec + r->ru_stime.tv_usec) / 1e3;
+}
+
+/*
+ * A Redis process' own CPU time so far (INFO cpu: used_cpu_sys +
+ * used_cpu_user, seconds), asked on a connection of its own; -1 if it did
+ * not say. Beside the round: which process bounds it.
+ */
+static double redis_cpu(const char *host, int port, const char *password)
+{
+	struct timeval tv = { 2, 0 };
+	redisContext *c = redisConnectWithTimeout(host, port, tv);
+	redisReply *rep = NULL;
+	double cpu = -1;
+	const char *p;
+
+	if (!c || c->err)
+		goto out;
+	if (password[0]) {
+		rep = redisCommand(c, "AUTH %s", password);
+		if (!rep)
+			goto out;
+		freeReplyObject(rep);
+	}
+	rep = redisCommand(c, "INFO cpu");
+	if (rep && rep->type == REDIS_REPLY_STRING && (p = strstr(rep->str, "used_cpu_sys:"))) {
+		cpu = strtod(p + 13, NULL);
+		if ((p = strstr(rep->str, "used_cpu_user:")))
+			cpu += strtod(p + 14, NULL);
+	}
+	if (rep)
+		freeReplyObject(rep);
+out:
+	if (c)
+		redisFree(c);
+	return cpu;
+}
+
+/* The CPU so far of the one Redis (i = 0) or of cluster node i (its map). */
+static double node_cpu(const struct xrl_fleet *f, int i)
+{
+	if (!f->redis.node)
+		return redis_cpu(f->redis.url.host, f->redis.url.port, f->redis.url.password);
+	return redis_cpu(f->redis.map->node[i].host, f->redis.map->node[i].port,
+			 f->redis.url.password);
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -67,8 +120,9 @@ int main(int argc, char **argv)
 	double *times, sum = 0;
 	unsigned long cmds0, reports0;
 	static unsigned long keys0[XRL_CLUSTER_NODES];
-	static double wait0[XRL_CLUSTER_NODES];
-	struct rusage ru0, ru1;
+	static double wait0[XRL_CLUSTER_NODES], cpu0[XRL_CLUSTER_NODES];
+	struct rusage r0, r1;
+	double cpu_ms = 0;
 	struct xrl_tl t;
 	__u64 t_end, next;
 	__u32 count;
@@ -169,8 +223,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		t0 = xrl_mono_ns();
+		getrusage(RUSAGE_SELF, &r0);
 		if (xrl_fleet_round(&fleet))
 			return 1;
+		getrusage(RUSAGE_SELF, &r1);
+		if (rounds > 0)
+			cpu_ms += ru_ms(&r1) - ru_ms(&r0);
 		if (!fleet.redis_up) {
 			fprintf(stderr, "xrl_bench_fleet: redis %s: %s\n", url ? url : "", fleet.last_error);
 			return 1;
@@ -179,10 +237,11 @@ int main(int argc, char **argv)
 			/* the first round also connects and loads the scripts: not counted */
 			cmds0 = fleet.redis.commands;
 			reports0 = fleet.reported_total;
-			getrusage(RUSAGE_SELF, &ru0);
 			if (fleet.redis.node)
 				for (i = 0; i < XRL_CLUSTER_NODES; i++)
 					keys0[i] = fleet.redis.node[i].keys, wait0[i] = fleet.redis.node[i].wait_s;
+			for (i = 0; i < (fleet.redis.node ? fleet.redis.map->nnodes : 1); i++)
+				cpu0[i] = node_cpu(&fleet, i);
 		} else {
 			times[rounds - 1] = (xrl_mono_ns() - t0) / 1e6;
 			sum += times[rounds - 1];
@@ -195,7 +254,6 @@ int main(int argc, char **argv)
 		ts.tv_nsec = next % 1000000000ull;
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 	}
-	getrusage(RUSAGE_SELF, &ru1);
 	rounds--;
 	qsort(times, rounds, sizeof(*times), cmp_double);
 	printf("%s: fleet round (%s), %d sources over budget, sync every %d ms, %d rounds: mean %.1f ms, median %.1f ms, max %.1f ms (%.0f %% of the interval); %.0f Redis commands and %.0f sources reported per round\n",
@@ -203,11 +261,18 @@ int main(int argc, char **argv)
 	       100.0 * (sum / rounds) / interval_ms,
 	       (double)(fleet.redis.commands - cmds0) / rounds,
 	       (double)(fleet.reported_total - reports0) / rounds);
-	printf("%s: the round's own CPU (this process, user + system): %.1f ms per round\n", host,
-	       ((ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) * 1e3 +
-		(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e3 +
-		(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e3 +
-		(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e3) / rounds);
+	printf("%s: the round's own CPU (this process, user + system): %.1f ms per round, %.2f µs per source reported\n",
+	       host, cpu_ms / rounds,
+	       cpu_ms * 1e3 / ((double)(fleet.reported_total - reports0) ?: 1));
+	if (!fleet.redis.node) {
+		double cpu = node_cpu(&fleet, 0);
+
+		/* every host's reports, when several run at once: per source of this one's as if alone */
+		if (cpu >= 0 && cpu0[0] >= 0)
+			printf("%s: redis %s:%d: its CPU (INFO, all its clients) %.1f ms per round of this host\n",
+			       host, fleet.redis.url.host, fleet.redis.url.port,
+			       (cpu - cpu0[0]) * 1e3 / rounds);
+	}
 	if (fleet.redis.node) {
 		unsigned long all = 0;
 
@@ -218,10 +283,13 @@ int main(int argc, char **argv)
 
 			if (!fleet.redis.map->master[i])
 				continue;
-			printf("%s: master %s:%d: %.0f keys per round (%.1f %% of all), waited %.2f ms per round\n",
+			double cpu = node_cpu(&fleet, i);
+
+			printf("%s: master %s:%d: %.0f keys per round (%.1f %% of all), waited %.2f ms per round, its CPU (INFO) %.1f ms per round\n",
 			       host, fleet.redis.map->node[i].host, fleet.redis.map->node[i].port,
 			       (double)k / rounds, all ? 100.0 * k / all : 0,
-			       (fleet.redis.node[i].wait_s - wait0[i]) * 1e3 / rounds);
+			       (fleet.redis.node[i].wait_s - wait0[i]) * 1e3 / rounds,
+			       cpu >= 0 && cpu0[i] >= 0 ? (cpu - cpu0[i]) * 1e3 / rounds : NAN);
 		}
 	}
 	xrl_fleet_release(&fleet);

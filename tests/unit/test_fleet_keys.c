@@ -62,11 +62,51 @@ static void test_source_keys(void **state)
 	assert_string_equal(buf, "xrl:{web-1/default}:sentinel");
 }
 
+/*
+ * The keys are written by hand (a round writes one per source): byte for
+ * byte what inet_ntop and printf write, for every octet in every place, the
+ * prefix lengths, the cluster's tagged form and a buffer too short.
+ */
+static void test_source_keys_as_printf(void **state)
+{
+	static const __u8 lens[] = { 32, 24, 16, 9, 8, 0 };
+	struct xrl_bucket_key k = { .family = 4 };
+	char buf[96], want[96], addr[INET_ADDRSTRLEN];
+	unsigned v, at, l;
+
+	(void)state;
+	for (at = 0; at < 4; at++)
+		for (v = 0; v < 256; v++)
+			for (l = 0; l < sizeof(lens); l++) {
+				unsigned char *a = (unsigned char *)k.addr;
+
+				a[0] = 198, a[1] = 18, a[2] = 7, a[3] = 1;
+				a[at] = (unsigned char)v;
+				inet_ntop(AF_INET, k.addr, addr, sizeof(addr));
+				if (lens[l] < 32)
+					snprintf(want, sizeof(want), "xrl:{7be2f9be963b2b8c:%s/%u}", addr, lens[l]);
+				else
+					snprintf(want, sizeof(want), "xrl:{7be2f9be963b2b8c:%s}", addr);
+				xrl_fleet_source_key("7be2f9be963b2b8c", &k, lens[l], buf, sizeof(buf));
+				assert_string_equal(buf, want);
+				if (lens[l] < 32)
+					snprintf(want, sizeof(want), "xrl:{s7.1}:7be2f9be963b2b8c:%s/%u", addr, lens[l]);
+				else
+					snprintf(want, sizeof(want), "xrl:{s7.1}:7be2f9be963b2b8c:%s", addr);
+				xrl_fleet_source_key_tagged("s7.1", "7be2f9be963b2b8c", &k, lens[l], buf, sizeof(buf));
+				assert_string_equal(buf, want);
+			}
+	inet_pton(AF_INET, "198.18.9.1", k.addr);
+	xrl_fleet_source_key("7be2f9be963b2b8c", &k, 32, buf, 12);
+	assert_string_equal(buf, "xrl:{7be2f9");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_source_keys),
+		cmocka_unit_test(test_source_keys_as_printf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,6 +78,15 @@ struct xrl_fleet {
 	bool partial;
 	__u64 partial_since_ns;
 	int unanswered_calls;            /* this round's */
+	/*
+	 * redis-cluster:// under local, the hold per shard (the sources' hash
+	 * tags): since when each shard's calls go unanswered (the end of the
+	 * last round it had none unanswered; 0 while it answers). A shard
+	 * unanswered past the hold holds no share of its sources until one of
+	 * its calls is answered again (shards_lost: bit n, logged once).
+	 */
+	__u64 shard_down_ns[XRL_CLUSTER_SHARDS];
+	__u64 shards_lost;
 
 	__u64 last_round_ns;
 	struct xrl_fleet_rule_state rules[XRL_MAX_RULES];

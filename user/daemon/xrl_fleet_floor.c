@@ -166,12 +166,14 @@ static void new_floor(const struct xrl_fleet *f, const struct xrl_fleet_push *p,
 		floor_answered(rs, p, since, now, out);
 		return;
 	}
-	if (f->answering && f->policy == XRL_POLICY_CLOSED) {
+	if ((f->answering && f->policy == XRL_POLICY_CLOSED) ||
+	    xrl_fleet_shard_lost(f, p->shard, now)) {
 		/*
-		 * Its master lost while the others answer (a cluster): the rule's
-		 * mode stays the fleet's, so this source alone is closed by a
-		 * floor its burst and two intervals ahead (nothing left to admit
-		 * until then), renewed each round it stays so.
+		 * Its master lost while the others answer (a cluster), under
+		 * closed or under local past the shard's hold: the rule's mode
+		 * stays the fleet's, so this source alone is closed by a floor
+		 * its burst and two intervals ahead (nothing left to admit until
+		 * then), renewed each round it stays so.
 		 */
 		__u64 shut = now + (__u64)rs->span_ns + 2 * f->interval_ns;
 
@@ -238,6 +240,10 @@ int xrl_fleet_floors_without_redis(struct xrl_fleet *f, int np, __u64 t0)
 		xrl_log(XRL_LOG_WARN, "redis %s unanswered for %.1f s: the other hosts no longer count this host's share, so it holds none; from now on global rules drop everything they match (--on-redis-failure local)",
 			where, (now - f->last_ok_ns) / 1e9);
 	}
+	if (f->redis.url.cluster)
+		for (int i = 0; i < np; i++)
+			f->pushes[i].shard = xrl_fleet_source_shard(&f->used_keys[f->pushes[i].used],
+								    XRL_CLUSTER_SHARDS);
 	return xrl_fleet_put_floors(f, 0, np, t0, now);
 }
 

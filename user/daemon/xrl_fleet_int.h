@@ -93,6 +93,13 @@ __u64 xrl_fleet_demand_window_ns(const struct xrl_fleet *f);
 double xrl_fleet_rule_share(const struct xrl_fleet_rule_state *rs);
 /* Whether this host still holds a share of the budgets (Redis up, or the local policy's hold). */
 bool xrl_fleet_holds_share(const struct xrl_fleet *f);
+/*
+ * On a cluster under local: whether a shard's calls have gone unanswered
+ * for longer than the hold while other shards answer (the other hosts no
+ * longer count this host's demand for its sources: it holds no share).
+ */
+bool xrl_fleet_shard_lost(const struct xrl_fleet *f, unsigned shard, __u64 now);
+_Static_assert(XRL_CLUSTER_SHARDS <= 64, "shards_lost is a 64-bit mask");
 
 /* xrl_fleet_report.c: the pushes of a round from the nu used entries; returns how many. */
 int xrl_fleet_choose(struct xrl_fleet *f, int nu, __u64 t0, __u64 elapsed, int *tracked);

@@ -2,6 +2,7 @@
 /* The names of the fleet's keys in Redis (xrl_fleet_keys.h). */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "xrl_fleet_keys.h"
 #include "xrl_rule.h"   /* xrl_rule_format */
@@ -21,39 +22,94 @@ void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17])
 	snprintf(name, 17, "%016llx", (unsigned long long)h);
 }
 
+/* v (< 1000) in decimal at o; after it. */
+static char *put_dec(char *o, unsigned v)
+{
+	if (v >= 100)
+		*o++ = (char)('0' + v / 100);
+	if (v >= 10)
+		*o++ = (char)('0' + v / 10 % 10);
+	*o++ = (char)('0' + v % 10);
+	return o;
+}
+
+static char *put_str(char *o, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	memcpy(o, s, n);
+	return o + n;
+}
+
+/*
+ * The source as text at o (ADDR, or ADDR/LEN when aggregated); after it.
+ * Every round writes one per source reported: IPv4 by hand, as inet_ntop
+ * writes it, since inet_ntop and printf cost more than the rest of a key.
+ */
+static char *put_source(char *o, const struct xrl_bucket_key *k, __u8 per_len)
+{
+	int full = k->family == 4 ? 32 : 128;
+
+	if (k->family == 4) {
+		const unsigned char *a = (const unsigned char *)k->addr;
+
+		o = put_dec(o, a[0]);
+		*o++ = '.';
+		o = put_dec(o, a[1]);
+		*o++ = '.';
+		o = put_dec(o, a[2]);
+		*o++ = '.';
+		o = put_dec(o, a[3]);
+	} else {
+		char addr[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, k->addr, addr, sizeof(addr));
+		o = put_str(o, addr, sizeof(addr));
+	}
+	if (per_len < full) {
+		*o++ = '/';
+		o = put_dec(o, per_len);
+	}
+	return o;
+}
+
+/* text[0, n) into buf as snprintf would (cut to len - 1, terminated). */
+static void put_out(const char *text, size_t n, char *buf, size_t len)
+{
+	if (!len)
+		return;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, text, n);
+	buf[n] = 0;
+}
+
 /* xrl:{RULE:SOURCE}: the braces are a Redis Cluster hash tag, one per (rule, source). */
 void xrl_fleet_source_key(const char *rule_name, const struct xrl_bucket_key *k, __u8 per_len,
 			  char *buf, size_t len)
 {
-	char addr[INET6_ADDRSTRLEN];
-	int full = k->family == 4 ? 32 : 128;
+	char text[256], *o = text;
 
-	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr));
-	if (per_len < full)
-		snprintf(buf, len, "xrl:{%s:%s/%u}", rule_name, addr, per_len);
-	else
-		snprintf(buf, len, "xrl:{%s:%s}", rule_name, addr);
-}
-
-static void source_text(const struct xrl_bucket_key *k, __u8 per_len, char *buf, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN];
-	int full = k->family == 4 ? 32 : 128;
-
-	inet_ntop(k->family == 4 ? AF_INET : AF_INET6, k->addr, addr, sizeof(addr));
-	if (per_len < full)
-		snprintf(buf, len, "%s/%u", addr, per_len);
-	else
-		snprintf(buf, len, "%s", addr);
+	o = put_str(o, "xrl:{", 5);
+	o = put_str(o, rule_name, 64);
+	*o++ = ':';
+	o = put_source(o, k, per_len);
+	*o++ = '}';
+	put_out(text, (size_t)(o - text), buf, len);
 }
 
 void xrl_fleet_source_key_tagged(const char *tag, const char *rule_name,
 				 const struct xrl_bucket_key *k, __u8 per_len, char *buf, size_t len)
 {
-	char src[INET6_ADDRSTRLEN + 8];
+	char text[256], *o = text;
 
-	source_text(k, per_len, src, sizeof(src));
-	snprintf(buf, len, "xrl:{%s}:%s:%s", tag, rule_name, src);
+	o = put_str(o, "xrl:{", 5);
+	o = put_str(o, tag, 64);
+	o = put_str(o, "}:", 2);
+	o = put_str(o, rule_name, 64);
+	*o++ = ':';
+	o = put_source(o, k, per_len);
+	put_out(text, (size_t)(o - text), buf, len);
 }
 
 /* FNV-1a of the address bytes: a source's shard does not depend on its rule. */

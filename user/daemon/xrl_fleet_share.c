@@ -36,3 +36,11 @@ bool xrl_fleet_holds_share(const struct xrl_fleet *f)
 {
 	return f->redis_up || (f->policy == XRL_POLICY_LOCAL && !f->share_lost);
 }
+
+bool xrl_fleet_shard_lost(const struct xrl_fleet *f, unsigned shard, __u64 now)
+{
+	__u64 down = f->shard_down_ns[shard % XRL_CLUSTER_SHARDS];
+
+	return f->redis.url.cluster && f->policy == XRL_POLICY_LOCAL && down &&
+	       now - down >= xrl_fleet_hold_ns(f);
+}

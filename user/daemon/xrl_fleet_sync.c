@@ -54,6 +54,52 @@ static void log_partial(struct xrl_fleet *f, int np, __u64 now)
 	}
 }
 
+/*
+ * On a cluster, each shard's hold (local): a shard with an unanswered call
+ * is down from the end of the last answered round (prev_ok), when it had
+ * none, until a call of its is answered again; one that stays down past
+ * the hold holds no share of its sources (xrl_fleet_shard_lost), logged
+ * once as it happens. Shards without calls this round keep their state (a
+ * source closed by its floor is not reported every round).
+ */
+static void shard_holds(struct xrl_fleet *f, int np, __u64 prev_ok, __u64 now)
+{
+	__u64 unanswered = 0, answered = 0, lost = 0;
+	int i, n = 0;
+	unsigned s;
+
+	if (!f->redis.url.cluster)
+		return;
+	for (i = 0; i < np; i++) {
+		__u64 bit = 1ull << f->pushes[i].shard;
+
+		if (f->pushes[i].unanswered)
+			unanswered |= bit;
+		else
+			answered |= bit;
+	}
+	for (s = 0; s < XRL_CLUSTER_SHARDS; s++) {
+		__u64 bit = 1ull << s;
+
+		if (unanswered & bit) {
+			if (!f->shard_down_ns[s])
+				f->shard_down_ns[s] = prev_ok;
+			if (!(f->shards_lost & bit) && xrl_fleet_shard_lost(f, s, now))
+				lost |= bit;
+		} else if (answered & bit) {
+			f->shard_down_ns[s] = 0;
+			f->shards_lost &= ~bit;
+		}
+	}
+	if (!lost)
+		return;
+	f->shards_lost |= lost;
+	for (i = 0; i < np; i++)
+		n += !!(lost & (1ull << f->pushes[i].shard));
+	xrl_log(XRL_LOG_WARN, "redis cluster: %d shards' calls (%d sources) unanswered for %.1f s or more: the other hosts no longer count this host's share of their sources, so it holds none; global rules drop what they match from them until their master answers (--on-redis-failure local; the other shards keep their exact shares)",
+		__builtin_popcountll(lost), n, xrl_fleet_hold_ns(f) / 1e9);
+}
+
 static void set_up(struct xrl_fleet *f, bool up, const char *why, __u64 now)
 {
 	static const char *const what[] = {
@@ -134,13 +180,29 @@ static void source_key(const struct xrl_fleet *f, const struct xrl_fleet_rule_st
 				     sizeof(f->keytext[0]) - 2);
 }
 
+/* v in decimal at o, then a NUL: where the NUL is (a round writes a few per source: no printf). */
+static char *put_u64(char *o, __u64 v)
+{
+	char t[20];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*o++ = t[--n];
+	*o = 0;
+	return o;
+}
+
 /* Push i as a source of its gcra call: its key, "n" or "n@since", and its demand if due. */
 static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *rs, int i,
 			const struct round_text *rt)
 {
 	const struct xrl_fleet_push *p = &f->pushes[i];
 	struct xrl_gcra_source *s = &f->sources[i];
-	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1];
+	char (*a)[32] = f->argtext[i], *key = f->keytext[2 * i], *dkey = f->keytext[2 * i + 1], *o;
 	size_t len;
 
 	source_key(f, rs, p, key);
@@ -151,11 +213,14 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	 * way the answer is the same, a wrong "+" costs Redis one write more,
 	 * a missing one a read.
 	 */
-	if (p->since_ns == rt->since_ns)
-		snprintf(a[0], 32, "%s%llu", p->ahead ? "+" : "", (unsigned long long)p->delta);
-	else
-		snprintf(a[0], 32, "%s%llu@%llu", p->ahead ? "+" : "", (unsigned long long)p->delta,
-			 (unsigned long long)p->since_ns / 1000);
+	o = a[0];
+	if (p->ahead)
+		*o++ = '+';
+	o = put_u64(o, p->delta);
+	if (p->since_ns != rt->since_ns) {
+		*o++ = '@';
+		put_u64(o, p->since_ns / 1000);
+	}
 	s->key = key;
 	s->n = a[0];
 	s->demand_key = NULL;
@@ -164,8 +229,8 @@ static void gcra_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state *
 	len = strlen(key);   /* at most sizeof(keytext[0]) - 3: room for ":d" */
 	memcpy(dkey, key, len);
 	memcpy(dkey + len, ":d", 3);
-	snprintf(a[1], 32, "%lld", (long long)p->demand);
-	snprintf(a[2], 32, "%llu", (unsigned long long)p->demand_ns / 1000);
+	put_u64(a[1], (__u64)p->demand);   /* >= 0 here */
+	put_u64(a[2], p->demand_ns / 1000);
 	s->demand_key = dkey;
 	s->demand = a[1];
 	s->demand_us = a[2];
@@ -179,7 +244,7 @@ static void window_source(struct xrl_fleet *f, const struct xrl_fleet_rule_state
 	char *key = f->keytext[2 * i];
 
 	source_key(f, rs, p, key);
-	snprintf(f->argtext[i][0], 32, "%llu", (unsigned long long)p->delta);
+	put_u64(f->argtext[i][0], p->delta);
 	s->key = key;
 	s->n = f->argtext[i][0];
 	s->demand_key = NULL;
@@ -611,6 +676,7 @@ bool xrl_fleet_sync_redis(struct xrl_fleet *f, int np, __u64 t0, __u64 since_ns,
 		goto failed;
 	xrl_redis_calls_free(f->calls, s.nc);
 	f->answering = false;
+	shard_holds(f, np, f->last_ok_ns, xrl_mono_ns());
 	f->last_ok_ns = xrl_mono_ns();
 	set_up(f, true, NULL, f->last_ok_ns);
 	log_partial(f, np, f->last_ok_ns);

@@ -509,11 +509,12 @@ static int is_noscript(const redisReply *rep)
 static int append_call(struct xrl_redis *r, struct redisContext *ctx,
 		       const struct xrl_redis_call *c, char *err, size_t errlen)
 {
-	const char **argv;
+	const char *stackv[512], **argv = stackv;   /* a call of 64 sources: 330 at most */
 	char nkeys[12];
 	int j;
 
-	argv = malloc((c->argc + 3) * sizeof(*argv));
+	if (c->argc + 3 > (int)(sizeof(stackv) / sizeof(stackv[0])))
+		argv = malloc((c->argc + 3) * sizeof(*argv));
 	if (!argv) {
 		xrl_fail(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -526,7 +527,8 @@ static int append_call(struct xrl_redis *r, struct redisContext *ctx,
 		argv[3 + j] = c->argv[j];
 	/* hiredis copies the command into its output buffer */
 	j = redisAppendCommandArgv(ctx, 3 + c->argc, argv, NULL);
-	free(argv);
+	if (argv != stackv)
+		free(argv);
 	r->commands++;
 	if (j != REDIS_OK) {
 		xrl_fail(err, errlen, "%s", ctx->errstr[0] ? ctx->errstr : "out of memory");
