@@ -15,6 +15,12 @@
 
 #define XRL_CAS_TRIES 8
 
+/* the prefix lookups of xrl_match.h: the generation's LPM tries */
+#define XRL_PREFIX_LOOKUP_V4(k) bpf_map_lookup_elem(&xrl_rules_v4, k)
+#define XRL_PREFIX_LOOKUP_V6(k) bpf_map_lookup_elem(&xrl_rules_v6, k)
+#include "xrl_match.h"
+#include "xrl_budget.h"
+
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
 /*
@@ -91,61 +97,6 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 	}
 }
 #endif
-
-/*
- * A packet that does not show a field a rule matches on (p->unknown: a
- * truncated or tiny first fragment's L4 header, an IPv6 chain cut or too
- * long) is judged conservatively (RFC 1858): an allow rule needs proof, so
- * it does not match; a deny or limit rule presumes a match.
- */
-static __always_inline int xrl_rule_matches(const struct xrl_rule *r, const struct xrl_pkt *p)
-{
-	if (p->unknown) {
-		if (((r->flags & XRL_F_PROTO) && (p->unknown & XRL_UNK_PROTO)) ||
-		    ((r->flags & (XRL_F_DPORT | XRL_F_SYN)) && (p->unknown & XRL_UNK_L4) &&
-		     (!(r->flags & XRL_F_PROTO) || r->proto == p->proto)))
-			return r->action != XRL_ACT_ALLOW;
-	}
-	if ((r->flags & XRL_F_PROTO) && r->proto != p->proto)
-		return 0;
-	if ((r->flags & XRL_F_DPORT) && (!p->has_l4 || r->dport != p->dport))
-		return 0;
-	/* tcp_flags is 0 without L4 (p starts zeroed): no SYN then */
-	if ((r->flags & XRL_F_SYN) &&
-	    (p->tcp_flags & (XRL_TCP_SYN | XRL_TCP_ACK)) != XRL_TCP_SYN)
-		return 0;
-	return 1;
-}
-
-static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl_pkt *p, __u32 gen)
-{
-	if (p->family == 4) {
-		struct xrl_lpm_v4 k = { .prefixlen = 64, .gen = gen };
-
-		__builtin_memcpy(k.addr, &p->saddr[0], 4);
-		return bpf_map_lookup_elem(&xrl_rules_v4, &k);
-	} else {
-		struct xrl_lpm_v6 k = { .prefixlen = 160, .gen = gen };
-
-		__builtin_memcpy(k.addr, p->saddr, 16);
-		return bpf_map_lookup_elem(&xrl_rules_v6, &k);
-	}
-}
-
-/* The first rule of the source's prefix entry that matches the packet, or NULL. */
-static __always_inline const struct xrl_rule *xrl_scan(const struct xrl_prefix_entry *ent,
-						       const struct xrl_pkt *p)
-{
-	__u32 n = ent->count, i;
-
-	for (i = 0; i < XRL_MAX_MATCH; i++) {
-		if (i >= n)
-			break;
-		if (xrl_rule_matches(&ent->rules[i], p))
-			return &ent->rules[i];
-	}
-	return 0;
-}
 
 /*
  * The packet's rule, or NULL. A source resolved before in this generation
@@ -260,44 +211,6 @@ static __always_inline void xrl_refund(__u64 *tatp, const __u64 *keyp, __u64 key
 }
 
 /*
- * Take cost tokens from a rule's GCRA word s (g, compiled for version).
- * 1: taken; 0: not available, or lost to other CPUs XRL_CAS_TRIES times.
- * A version the word was not computed for restarts it full (cost <=
- * burst): the CPU that claims the version (CAS) writes the word; the
- * others retry against it.
- */
-static __always_inline int xrl_budget_take(struct xrl_newsrc *s, const struct xrl_gcra *g,
-					   __u32 version, __u64 now_ns, __u64 cost)
-{
-	__u64 old, next, last, now;
-	__u32 ver;
-	int i;
-
-	for (i = 0; i < XRL_CAS_TRIES; i++) {
-		ver = *(volatile __u32 *)&s->version;
-		if (ver != version) {
-			if (__sync_val_compare_and_swap(&s->version, ver, version) != ver)
-				continue;
-			/* a full word less the tokens taken */
-			next = xrl_to_units(now_ns, g->shift) + cost * g->interval;
-			s->last_ns = now_ns;
-			*(volatile __u64 *)&s->tat = next;
-			return 1;
-		}
-		last = *(volatile __u64 *)&s->last_ns;
-		old = *(volatile __u64 *)&s->tat;
-		now = xrl_gcra_clamp(now_ns, last);
-		if (!xrl_peek(old, g, last, now, cost, 0, 0, &next))
-			return 0;
-		if (__sync_val_compare_and_swap(&s->tat, old, next) == old) {
-			s->last_ns = now;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
  * May a source without a bucket get one under rule r (--new-sources)?
  * 1: a token of the rule's new-source budget was taken; 0: the budget is
  * spent: the packet is dropped without touching the table, counted in the
@@ -305,7 +218,7 @@ static __always_inline int xrl_budget_take(struct xrl_newsrc *s, const struct xr
  */
 static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_ns)
 {
-	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
+	struct xrl_budget *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
 	struct xrl_rule_stats *rs;
 
 	if (!s)
@@ -329,7 +242,7 @@ static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_n
 static __always_inline int xrl_total_take(const struct xrl_rule *r, __u64 now_ns)
 {
 	struct xrl_total_local *l = bpf_map_lookup_elem(&xrl_total_local, &r->id);
-	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_total, &r->id);
+	struct xrl_budget *s = bpf_map_lookup_elem(&xrl_total, &r->id);
 	struct xrl_rule_stats *rs;
 	__u64 k = r->total_batch;
 

@@ -83,7 +83,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XRL_MAX_RULES);
 	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
+	__type(value, struct xrl_budget);
 } xrl_newsrc SEC(".maps");
 
 /* Aggregate caps (--total): the shared word per rule, and each CPU's batch of its tokens. */
@@ -91,7 +91,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XRL_MAX_RULES);
 	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
+	__type(value, struct xrl_budget);
 } xrl_total SEC(".maps");
 
 struct {
