@@ -731,6 +731,9 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	return 1;
 }
 
+/* Way i of a set whose ways start at w0, stride bytes apart (a way of the IPv6 table holds its address after its entry). */
+#define XRL_WAY(w0, stride, i) (*(struct xrl_entry *)((char *)(w0) + (i) * (stride)))
+
 /*
  * A source without an entry: replace the set's lowest-ranked way
  * (xrl_victim_rank) with a fresh bucket. The way is claimed by a CAS of its
@@ -739,86 +742,93 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
  * its own way only (the other ways' seen words are theirs).
  * Keys, seen words and admission times are read once, here, for the rank.
  */
-#define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
-	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
-	struct xrl_rule_stats *rs;							\
-	struct xrl_bstate nb;								\
-	__u32 i, j, v = WAYS;								\
-	int pass;									\
-											\
-	if (!set || !r || !d || !cfg || !gs)						\
-		return 0;								\
-	want = d->key;									\
-	now_ns = d->now_ns;								\
-	/* from the preferred way on: of equal ranks (empty ways), it is taken first */	\
-	for (j = 0; j < WAYS; j++) {							\
-		i = (j + d->way) & (WAYS - 1);						\
-		k = ENT(i).key;								\
-		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns, now_ns);	\
-		if (rank < best) {							\
-			best = rank;							\
-			v = i;								\
-			vk = k;								\
-		}									\
-	}										\
-	if (v >= WAYS || __sync_val_compare_and_swap(&ENT(v).key, vk, xrl_key_busy(want)) != vk) { \
-		gs->insert_failed++;							\
-		return 0;								\
-	}										\
-	/*										\
-	 * Two CPUs inserting one source at once: both claims are full barriers,	\
-	 * so at least one of them sees the other's (or its published entry) here,	\
-	 * and a CPU that sees one yields: its way emptied, its packet dropped as	\
-	 * a failed insert. So a source never gets two entries (each would start	\
-	 * full: an extra burst, or an extra window's count).			\
-	 */										\
-	for (i = 0; i < WAYS; i++) {							\
-		k = ENT(i).key;								\
-		if (i != v && (k == xrl_key_busy(want) || xrl_key_match(k, want))) {	\
-			__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want), 0); \
-			gs->insert_failed++;						\
-			return 0;							\
-		}									\
-	}										\
-	now_ns = xrl_start_ns(r, cfg, now_ns);						\
-	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
-	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
-		pass = xrl_fresh_refused(r, now_ns, &nb);				\
-	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */	\
-	nb.seen = xrl_seen_word(d->now_ns) & ~1u;					\
-	WRITE_ADDR;									\
-	ENT(v).st = nb;									\
-	if (xrl_rank_seen(best))	/* it had sent again after its first tick */	\
-		gs->evicted_seen++;							\
-	__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want),			\
-				    xrl_key_with_version(want, r->version));		\
-	gs->sources_created++;								\
-	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);				\
-	if (rs)										\
-		rs->created++;								\
-	if (r->algo == XRL_ALGO_SLIDING_LOG) {						\
-		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */	\
-		d->key = xrl_key_with_version(want, r->version);			\
-		d->now_ns = now_ns;							\
-		d->way = v;								\
-		return XRL_INSERT_DECIDE;						\
-	}										\
-	return pass
+static __always_inline int xrl_insert(struct xrl_entry *w0, __u32 ways, __u32 stride,
+				      __u32 addr_off, const struct xrl_rule *r,
+				      struct xrl_dargs *d, struct xrl_config *cfg,
+				      struct xrl_global_stats *gs)
+{
+	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;
+	struct xrl_rule_stats *rs;
+	struct xrl_bstate nb;
+	__u32 i, j, v = ways;
+	int pass;
+
+	want = d->key;
+	now_ns = d->now_ns;
+	/* from the preferred way on: of equal ranks (empty ways), it is taken first */
+	for (j = 0; j < ways; j++) {
+		i = (j + d->way) & (ways - 1);
+		k = XRL_WAY(w0, stride, i).key;
+		rank = xrl_victim_rank(k, XRL_WAY(w0, stride, i).st.seen,
+				       XRL_WAY(w0, stride, i).st.last_ns, now_ns);
+		if (rank < best) {
+			best = rank;
+			v = i;
+			vk = k;
+		}
+	}
+	if (v >= ways ||
+	    __sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, vk, xrl_key_busy(want)) != vk) {
+		gs->insert_failed++;
+		return 0;
+	}
+	/*
+	 * Two CPUs inserting one source at once: both claims are full barriers,
+	 * so at least one of them sees the other's (or its published entry) here,
+	 * and a CPU that sees one yields: its way emptied, its packet dropped as
+	 * a failed insert. So a source never gets two entries (each would start
+	 * full: an extra burst, or an extra window's count).
+	 */
+	for (i = 0; i < ways; i++) {
+		k = XRL_WAY(w0, stride, i).key;
+		if (i != v && (k == xrl_key_busy(want) || xrl_key_match(k, want))) {
+			__sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, xrl_key_busy(want), 0);
+			gs->insert_failed++;
+			return 0;
+		}
+	}
+	now_ns = xrl_start_ns(r, cfg, now_ns);
+	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);
+	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
+		pass = xrl_fresh_refused(r, now_ns, &nb);
+	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */
+	nb.seen = xrl_seen_word(d->now_ns) & ~1u;
+	if (addr_off)
+		__builtin_memcpy((char *)&XRL_WAY(w0, stride, v) + addr_off, d->addr, 16);
+	XRL_WAY(w0, stride, v).st = nb;
+	if (xrl_rank_seen(best))   /* it had sent again after its first tick */
+		gs->evicted_seen++;
+	__sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, xrl_key_busy(want),
+				    xrl_key_with_version(want, r->version));
+	gs->sources_created++;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (rs)
+		rs->created++;
+	if (r->algo == XRL_ALGO_SLIDING_LOG) {
+		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */
+		d->key = xrl_key_with_version(want, r->version);
+		d->now_ns = now_ns;
+		d->way = v;
+		return XRL_INSERT_DECIDE;
+	}
+	return pass;
+}
 
 __noinline int xrl_insert4(struct xrl_set4 *set, const struct xrl_rule *r, struct xrl_dargs *d,
 			   struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-#define ENT(i) set->w[i]
-	XRL_INSERT_BODY(XRL_WAYS4, (void)0);
-#undef ENT
+	if (!set || !r || !d || !cfg || !gs)
+		return 0;
+	return xrl_insert(set->w, XRL_WAYS4, sizeof(set->w[0]), 0, r, d, cfg, gs);
 }
 
 __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struct xrl_dargs *d,
 			   struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-#define ENT(i) set->w[i].e
-	XRL_INSERT_BODY(XRL_WAYS6, __builtin_memcpy(set->w[v].addr, d->addr, 16));
-#undef ENT
+	if (!set || !r || !d || !cfg || !gs)
+		return 0;
+	return xrl_insert(&set->w[0].e, XRL_WAYS6, sizeof(set->w[0]),
+			  __builtin_offsetof(struct xrl_slot6, addr), r, d, cfg, gs);
 }
 
 /*
