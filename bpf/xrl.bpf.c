@@ -378,6 +378,25 @@ static __always_inline int xrl_event_allowed(struct xrl_config *cfg, __u64 now_n
 	return __sync_val_compare_and_swap(&cfg->event_tat, old, next) == old;
 }
 
+/* Fill a reserved limit event and hand it to the daemon. */
+static __always_inline void xrl_event_submit(struct xrl_event *ev, __u32 type, __u64 now_ns,
+					     const struct xrl_bucket_key *key, __u64 until_ns,
+					     __u64 prev_until_ns, __u32 policy,
+					     struct xrl_global_stats *gs)
+{
+	ev->type = type;
+	ev->_pad = 0;
+	ev->time_ns = now_ns;
+	ev->key = *key;
+	ev->_pad2 = 0;
+	ev->until_ns = until_ns;
+	ev->prev_until_ns = prev_until_ns;
+	ev->policy = policy;
+	ev->_pad3 = 0;
+	bpf_ringbuf_submit(ev, 0);
+	gs->events++;
+}
+
 /*
  * A sampled drop of a limit rule: the first one of a source not yet known
  * as limited writes a "limited" event; later ones keep its last drop time
@@ -409,17 +428,7 @@ static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, _
 		bpf_ringbuf_discard(ev, 0);   /* another CPU reported it */
 		return;
 	}
-	ev->type = XRL_EV_LIMITED;
-	ev->_pad = 0;
-	ev->time_ns = now_ns;
-	ev->key = *key;
-	ev->_pad2 = 0;
-	ev->until_ns = 0;
-	ev->prev_until_ns = 0;
-	ev->policy = policy;
-	ev->_pad3 = 0;
-	bpf_ringbuf_submit(ev, 0);
-	gs->events++;
+	xrl_event_submit(ev, XRL_EV_LIMITED, now_ns, key, 0, 0, policy, gs);
 }
 
 /*
@@ -541,17 +550,7 @@ __noinline int xrl_block_after(const struct xrl_rule *r, const struct xrl_bucket
 		gs->events_suppressed++;
 		return 0;
 	}
-	ev->type = XRL_EV_BLOCKED;
-	ev->_pad = 0;
-	ev->time_ns = now_ns;
-	ev->key = *key;
-	ev->_pad2 = 0;
-	ev->until_ns = nb.until_ns;
-	ev->prev_until_ns = prev;
-	ev->policy = r->policy;
-	ev->_pad3 = 0;
-	bpf_ringbuf_submit(ev, 0);
-	gs->events++;
+	xrl_event_submit(ev, XRL_EV_BLOCKED, now_ns, key, nb.until_ns, prev, r->policy, gs);
 	return 1;
 }
 
@@ -568,6 +567,32 @@ struct xrl_dargs {
 
 /* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
 #define XRL_INSERT_DECIDE 2
+
+/*
+ * The endings of a decision (xrl_decide, xrl_win_decide). Refused by the
+ * take (got: 0 over the limit, -1 contended): the cap's token goes back to
+ * this CPU's batch. Admitted: the entry's last admission and count, and a
+ * fresh entry's key word takes the rule's version.
+ */
+static __always_inline int xrl_decide_refused(const struct xrl_rule *r, int got,
+					      struct xrl_global_stats *gs)
+{
+	if (r->flags & XRL_F_TOTAL)
+		xrl_total_refund(r);
+	if (got < 0)
+		gs->cas_contended++;
+	return 0;
+}
+
+static __always_inline int xrl_decide_admitted(struct xrl_entry *e, const struct xrl_rule *r,
+					       __u64 k, __u64 now_ns, int fresh)
+{
+	e->st.last_ns = now_ns;
+	e->st.passed++;   /* for top only: a rare lost increment between CPUs is harmless */
+	if (fresh)
+		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
+	return 1;
+}
 
 /*
  * A window algorithm's decision (--algo, xrl_algo.h) on entry e: its word
@@ -645,18 +670,9 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		got = xrl_win_take(&b->tat, &e->key, k, r->algo, fresh, now_ns, cfg->rt_off_ns,
 				   r->win_ns, r->win_limit, d->floor_ns);
 	}
-	if (got <= 0) {
-		if (r->flags & XRL_F_TOTAL)
-			xrl_total_refund(r);
-		if (got < 0)
-			gs->cas_contended++;
-		return 0;
-	}
-	b->last_ns = now_ns;
-	b->passed++;
-	if (fresh)
-		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
-	return 1;
+	if (got <= 0)
+		return xrl_decide_refused(r, got, gs);
+	return xrl_decide_admitted(e, r, k, now_ns, fresh);
 }
 
 /*
@@ -705,30 +721,17 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	}
 
 	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns);
-	if (got <= 0) {
-		if (r->flags & XRL_F_TOTAL)
-			xrl_total_refund(r);
-		if (got < 0)
-			gs->cas_contended++;
-		return 0;
-	}
+	if (got <= 0)
+		return xrl_decide_refused(r, got, gs);
 	if (r->flags & XRL_F_BYTES) {
 		got = xrl_take(&b->tat_bytes, &e->key, k, &r->byte, last_ns, now_ns, len, fresh, 0);
 		if (got <= 0) {
 			/* lost the bytes to another CPU meanwhile: give the packet token back */
 			xrl_refund(&b->tat, &e->key, k, r->pkt.interval);
-			if (r->flags & XRL_F_TOTAL)
-				xrl_total_refund(r);
-			if (got < 0)
-				gs->cas_contended++;
-			return 0;
+			return xrl_decide_refused(r, got, gs);
 		}
 	}
-	b->last_ns = now_ns;
-	b->passed++;   /* for top only: a rare lost increment between CPUs is harmless */
-	if (fresh)
-		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
-	return 1;
+	return xrl_decide_admitted(e, r, k, now_ns, fresh);
 }
 
 /* Way i of a set whose ways start at w0, stride bytes apart (a way of the IPv6 table holds its address after its entry). */
@@ -873,6 +876,59 @@ static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct
 					      xrl_decide(e, r, d, cfg, gs))
 
 /*
+ * The decision once the source's way is known (e, its key word k as read):
+ * an over-limit entry of a local rule is told without the call
+ * (xrl_over_fast), else the found entry's decision. family is a constant
+ * of the caller: the IPv6 table's sliding log keys its ring by the address a.
+ */
+static __always_inline int xrl_limit_found(struct xrl_entry *e, const struct xrl_rule *r, __u64 k,
+					   const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
+					   __u64 floor_ns, int fast, struct xrl_config *cfg,
+					   struct xrl_global_stats *gs)
+{
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
+
+	if (fast && xrl_over_fast(e, r, k, now_ns, cfg))
+		return 0;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = family };
+	if (family == 6 && r->algo == XRL_ALGO_SLIDING_LOG)
+		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
+	return XRL_DECIDE(e, r, &d, cfg, gs);
+}
+
+/*
+ * A source without a way in its set (s4 or s6, by family): the new-source
+ * budget, then the insert; a sliding log's first packet is decided after
+ * the insert, outside it, so the call chain stays two deep.
+ */
+static __always_inline int xrl_limit_miss(struct xrl_set4 *s4, struct xrl_set6 *s6,
+					  const struct xrl_rule *r, __u64 want, __u32 pw,
+					  const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
+					  __u64 floor_ns, struct xrl_config *cfg,
+					  struct xrl_global_stats *gs)
+{
+	struct xrl_dargs d;
+	int i;
+
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+				.family = family, .way = pw };
+	if (family == 4) {
+		i = xrl_insert4(s4, r, &d, cfg, gs);
+		if (i == XRL_INSERT_DECIDE)
+			return xrl_win_decide(&s4->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
+	} else {
+		__builtin_memcpy(d.addr, a, 16);
+		i = xrl_insert6(s6, r, &d, cfg, gs);
+		if (i == XRL_INSERT_DECIDE)
+			return xrl_win_decide(&s6->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
+	}
+	return i;
+}
+
+/*
  * The limit decision in the IPv4 table for a source's key word want (the
  * address itself is the tag) and set hash h (xrl_limit_key): one set, its
  * ways scanned for the key word.
@@ -884,7 +940,6 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v4), i, pw = xrl_pref_way(h, XRL_WAYS4);
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
@@ -913,20 +968,9 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		}
 	}
 	i &= XRL_WAYS4 - 1;
-	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns, cfg))
-		return 0;
-	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 4 };
-	return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+	return xrl_limit_found(&set->w[i], r, k, 0, 4, len, now_ns, floor_ns, fast, cfg, gs);
 miss:
-	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
-		return 0;
-	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 4, .way = pw };
-	i = xrl_insert4(set, r, &d, cfg, gs);
-	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
-		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
-	return i;
+	return xrl_limit_miss(set, 0, r, want, pw, 0, 4, len, now_ns, floor_ns, cfg, gs);
 }
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
@@ -937,7 +981,6 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v6), i, pw = xrl_pref_way(h, XRL_WAYS6);
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
-	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
@@ -963,23 +1006,9 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 	}
 	i &= XRL_WAYS6 - 1;
-	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns, cfg))
-		return 0;
-	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 6 };
-	if (r->algo == XRL_ALGO_SLIDING_LOG)
-		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
-	return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+	return xrl_limit_found(&set->w[i].e, r, k, a, 6, len, now_ns, floor_ns, fast, cfg, gs);
 miss:
-	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
-		return 0;
-	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 6, .way = pw };
-	__builtin_memcpy(d.addr, a, 16);
-	i = xrl_insert6(set, r, &d, cfg, gs);
-	if (i == XRL_INSERT_DECIDE)
-		return xrl_win_decide(&set->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
-	return i;
+	return xrl_limit_miss(0, set, r, want, pw, a, 6, len, now_ns, floor_ns, cfg, gs);
 }
 
 /*
