@@ -230,6 +230,47 @@ static void test_literature_example(void **state)
 	assert_int_equal(s.dropped, 15);
 }
 
+/*
+ * The same case with the jiffy clock lagging by 7 ms (under its two ticks):
+ * the 10 at exactly t = 1.000 s still get 5, not the 4 the lagging clock
+ * alone would give, and not one more; 10 a microsecond before then get 4.
+ * A source over its limit all along is not re-read (the rate holds).
+ */
+static void test_literature_exact_second(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 5/s --burst 10", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.3" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.4" };
+	const __u64 lag = 7000000, t0 = 3000 * SEC_NS;
+	__u64 t;
+	int pass;
+
+	(void)state;
+	tl_rules(&tl_pass, r);
+	xrl_tl_set_lag(&tl_pass, lag);
+	xrl_tl_set_clock(&tl_pass, t0);
+	assert_int_equal(tl_passed(&tl_pass, &a, 20), 10);
+	assert_int_equal(tl_passed(&tl_pass, &b, 20), 10);
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS);
+	assert_int_equal(tl_passed(&tl_pass, &a, 10), 5);
+	assert_int_equal(tl_passed(&tl_pass, &a, 10), 0);
+	/* a microsecond early: the fifth token is not there yet */
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS - 1000);
+	assert_int_equal(tl_passed(&tl_pass, &b, 10), 4);
+	/*
+	 * a source sending all along, 100 packets a second for 10 s from t = 2 s:
+	 * the 5 tokens of 1..2 s, then 5 x 10; the lag costs it one at most
+	 */
+	pass = 0;
+	for (t = 2 * SEC_NS; t <= 12 * SEC_NS; t += SEC_NS / 100) {
+		xrl_tl_set_clock(&tl_pass, t0 + t);
+		pass += tl_passed(&tl_pass, &a, 1);
+	}
+	if (pass < 5 + 50 - 1 || pass > 5 + 50)
+		fail_msg("a source sending all along passed %d, want 54..55", pass);
+	xrl_tl_set_lag(&tl_pass, 0);
+}
+
 /* Rate over a long stretch of exact time: burst + rate x t, to the packet. */
 static void test_rate_exact(void **state)
 {
@@ -1338,6 +1379,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_every_layer),
 		cmocka_unit_test(test_invalid_headers),
 		cmocka_unit_test(test_literature_example),
+		cmocka_unit_test(test_literature_exact_second),
 		cmocka_unit_test(test_rate_exact),
 		cmocka_unit_test(test_aggregation),
 		cmocka_unit_test(test_precedence),
