@@ -332,7 +332,7 @@ static __always_inline int xrl_jiffy_recheck(const struct xrl_rule *r,
  * packet's verdict; the state is stored whichever it is.
  */
 static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_ns, __u64 len,
-					   __u64 floor_ns, __u64 rt_off, struct xrl_bstate *nb)
+					   __u64 fleet, __u64 rt_off, struct xrl_bstate *nb)
 {
 	/* a fresh bucket is a full one: the peek of any bucket with fresh set */
 	int pass;
@@ -347,11 +347,11 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 			nb->tat = xrl_log_word(r->version);   /* racing inserts share it */
 		else
 			pass = xrl_win_peek(r->algo, 0, 1, now_ns, rt_off, r->win_ns, r->win_limit,
-					    floor_ns, &nb->tat);
+					    fleet, &nb->tat);
 		nb->passed = pass;
 		return pass;
 	}
-	pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
+	pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, fleet, &nb->tat);
 	if (!pass)
 		nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
@@ -593,7 +593,9 @@ struct xrl_dargs {
 	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
 	__u64 len;
 	__u64 now_ns;
-	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others, xrl_log_others) */
+	__u64 fleet;      /* a global rule's fleet word: the token bucket's floor (the fleet's TAT, ns;
+			   0: none), a window's other hosts' counts packed (xrl_win_others,
+			   xrl_log_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
 	__u32 way;        /* insert: the source's preferred way in; XRL_INSERT_DECIDE: the way inserted out */
@@ -693,16 +695,16 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		}
 		if ((r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
 			return 0;
-		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, (__u32)d->floor_ns,
+		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, (__u32)d->fleet,
 				   now_ns, r->win_ns);
 	} else {
 		/* the cap after the source's own window said yes, as for the token bucket */
 		if ((r->flags & XRL_F_TOTAL) &&
 		    (!xrl_win_peek(r->algo, b->tat, fresh, now_ns, cfg->rt_off_ns, r->win_ns,
-				   r->win_limit, d->floor_ns, &next) || !xrl_total_take(r, now_ns)))
+				   r->win_limit, d->fleet, &next) || !xrl_total_take(r, now_ns)))
 			return 0;
 		got = xrl_win_take(&b->tat, &e->key, k, r->algo, fresh, now_ns, cfg->rt_off_ns,
-				   r->win_ns, r->win_limit, d->floor_ns);
+				   r->win_ns, r->win_limit, d->fleet);
 	}
 	if (got <= 0)
 		return xrl_decide_refused(r, got, gs);
@@ -738,7 +740,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	if (fresh)
 		now_ns = xrl_start_ns(r, cfg, now_ns);
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
-	if (!fresh && xrl_jiffy_recheck(r, cfg, b->tat, last_ns, now_ns, d->floor_ns))
+	if (!fresh && xrl_jiffy_recheck(r, cfg, b->tat, last_ns, now_ns, d->fleet))
 		now_ns = xrl_gcra_clamp(xrl_start_ns(r, cfg, now_ns), last_ns);
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
@@ -751,12 +753,12 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	 * before it is taken from: a packet the cap refuses costs the source nothing
 	 */
 	if (r->flags & XRL_F_TOTAL) {
-		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns, &next) ||
+		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->fleet, &next) ||
 		    !xrl_total_take(r, now_ns))
 			return 0;
 	}
 
-	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns);
+	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->fleet);
 	if (got <= 0)
 		return xrl_decide_refused(r, got, gs);
 	if (r->flags & XRL_F_BYTES) {
@@ -827,7 +829,7 @@ static __always_inline int xrl_insert(struct xrl_entry *w0, __u32 ways, __u32 st
 		}
 	}
 	now_ns = xrl_start_ns(r, cfg, now_ns);
-	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);
+	pass = xrl_fresh_state(r, now_ns, d->len, d->fleet, cfg->rt_off_ns, &nb);
 	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
 		pass = xrl_fresh_refused(r, now_ns, &nb);
 	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */
@@ -920,14 +922,14 @@ static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct
  */
 static __always_inline int xrl_limit_found(struct xrl_entry *e, const struct xrl_rule *r, __u64 k,
 					   const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
-					   __u64 floor_ns, int fast, struct xrl_config *cfg,
+					   __u64 fleet, int fast, struct xrl_config *cfg,
 					   struct xrl_global_stats *gs)
 {
 	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (fast && xrl_over_fast(e, r, k, now_ns, cfg))
 		return 0;
-	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .fleet = fleet,
 				.family = family };
 	if (family == 6 && r->algo == XRL_ALGO_SLIDING_LOG)
 		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
@@ -942,7 +944,7 @@ static __always_inline int xrl_limit_found(struct xrl_entry *e, const struct xrl
 static __always_inline int xrl_limit_miss(struct xrl_set4 *s4, struct xrl_set6 *s6,
 					  const struct xrl_rule *r, __u64 want, __u32 pw,
 					  const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
-					  __u64 floor_ns, struct xrl_config *cfg,
+					  __u64 fleet, struct xrl_config *cfg,
 					  struct xrl_global_stats *gs)
 {
 	struct xrl_dargs d;
@@ -950,7 +952,7 @@ static __always_inline int xrl_limit_miss(struct xrl_set4 *s4, struct xrl_set6 *
 
 	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
 		return 0;
-	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .fleet = fleet,
 				.family = family, .way = pw };
 	if (family == 4) {
 		i = xrl_insert4(s4, r, &d, cfg, gs);
@@ -971,7 +973,7 @@ static __always_inline int xrl_limit_miss(struct xrl_set4 *s4, struct xrl_set6 *
  * ways scanned for the key word.
  */
 static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __u32 h, __u64 len,
-					__u64 now_ns, __u64 floor_ns, int fast, struct xrl_config *cfg,
+					__u64 now_ns, __u64 fleet, int fast, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
@@ -1005,14 +1007,14 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		}
 	}
 	i &= XRL_WAYS4 - 1;
-	return xrl_limit_found(&set->w[i], r, k, 0, 4, len, now_ns, floor_ns, fast, cfg, gs);
+	return xrl_limit_found(&set->w[i], r, k, 0, 4, len, now_ns, fleet, fast, cfg, gs);
 miss:
-	return xrl_limit_miss(set, 0, r, want, pw, 0, 4, len, now_ns, floor_ns, cfg, gs);
+	return xrl_limit_miss(set, 0, r, want, pw, 0, 4, len, now_ns, fleet, cfg, gs);
 }
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
 static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 want,
-					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
+					__u32 h, __u64 len, __u64 now_ns, __u64 fleet, int fast,
 					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
@@ -1043,9 +1045,9 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 	}
 	i &= XRL_WAYS6 - 1;
-	return xrl_limit_found(&set->w[i].e, r, k, a, 6, len, now_ns, floor_ns, fast, cfg, gs);
+	return xrl_limit_found(&set->w[i].e, r, k, a, 6, len, now_ns, fleet, fast, cfg, gs);
 miss:
-	return xrl_limit_miss(0, set, r, want, pw, a, 6, len, now_ns, floor_ns, cfg, gs);
+	return xrl_limit_miss(0, set, r, want, pw, a, 6, len, now_ns, fleet, cfg, gs);
 }
 
 /*
@@ -1128,15 +1130,15 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
  * differs (an IPv6 way holds its address).
  */
 static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct xrl_bucket_key *key,
-					 __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
+					 __u64 len, __u64 now_ns, __u64 fleet, int fast,
 					 struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u32 h;
 	__u64 want = xrl_table_key(key, cfg->hash_seed, &h);
 
 	if (key->family == 4)
-		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, fast, cfg, gs);
-	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
+		return xrl_limit_v4(r, want, h, len, now_ns, fleet, fast, cfg, gs);
+	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, fleet, fast, cfg, gs);
 }
 
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
@@ -1145,15 +1147,16 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r,
 					    __u64 now_ns, struct xrl_config *cfg,
 					    struct xrl_global_stats *gs)
 {
-	__u64 floor_ns;
+	__u64 floor_ns, fleet;
 	int pass;
 
 	if (xrl_fleet_floor_of(r, key, now_ns, &floor_ns) < 0)
 		return 0;
-	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
-		floor_ns = xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg);
+	/* a window rule's fleet word is the other hosts' counts, not a floor */
+	fleet = r->algo != XRL_ALGO_TOKEN_BUCKET ?
+		xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg) : floor_ns;
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, key, len, now_ns, floor_ns, 0, cfg, gs);
+	pass = xrl_limit_key(r, key, len, now_ns, fleet, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(key, now_ns, pass);
