@@ -243,6 +243,12 @@ static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_n
  * token. 0: the cap is spent (counted in total_refused). Tokens of a batch
  * are pre-paid, so the cap is never exceeded; at most total_batch - 1 per
  * CPU are held back from the others (docs/DESIGN.md).
+ * now_ns is the lookups' clock (the jiffy clock on a jiffy-clock rule) for
+ * every packet, never the exact time a new source's bucket starts at: the
+ * cap's word is clamped to its last admission, so packets on the exact
+ * clock (up to two ticks ahead) would take each token as it comes due,
+ * before any packet on the jiffy clock could see it: established sources
+ * would get none of the cap under a flood of new ones.
  */
 static __always_inline int xrl_total_take(const struct xrl_rule *r, __u64 now_ns)
 {
@@ -754,7 +760,7 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	 */
 	if (r->flags & XRL_F_TOTAL) {
 		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->fleet, &next) ||
-		    !xrl_total_take(r, now_ns))
+		    !xrl_total_take(r, d->now_ns))
 			return 0;
 	}
 
@@ -830,7 +836,8 @@ static __always_inline int xrl_insert(struct xrl_entry *w0, __u32 ways, __u32 st
 	}
 	now_ns = xrl_start_ns(r, cfg, now_ns);
 	pass = xrl_fresh_state(r, now_ns, d->len, d->fleet, cfg->rt_off_ns, &nb);
-	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
+	/* the cap on the lookups' clock, as for every source (xrl_total_take) */
+	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, d->now_ns))
 		pass = xrl_fresh_refused(r, now_ns, &nb);
 	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */
 	nb.seen = xrl_seen_word(d->now_ns) & ~1u;
