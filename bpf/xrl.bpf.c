@@ -333,6 +333,25 @@ static __always_inline int xrl_jiffy_recheck(const struct xrl_rule *r,
 }
 
 /*
+ * The over-limit shortcut's share of xrl_jiffy_recheck, for a packet the
+ * bucket word tat refuses at now_ns (so tat is its base): might the exact
+ * clock admit it? Its token is due (tat + interval - span) by now + lag and
+ * the bucket has been idle for longer than the lag. Then the decision
+ * tells. Arithmetic on what the refusal read, token's due time first: a
+ * source far over its limit stops at the first comparison.
+ */
+static __always_inline int xrl_jiffy_due(__u64 tat, const struct xrl_rule *r,
+					 const struct xrl_config *cfg, __u64 last_ns, __u64 now_ns)
+{
+	__u64 lag = 2 * cfg->tick_ns;
+
+	return r->coarse &&
+	       (__s64)(tat + r->pkt.interval - r->pkt.span -
+		       xrl_to_units(now_ns + lag, r->pkt.shift)) <= 0 &&
+	       now_ns - last_ns > lag;
+}
+
+/*
  * The state of a source seen for the first time: its bucket starts full (a
  * global rule's no fuller than the fleet's floor). Returns its first
  * packet's verdict; the state is stored whichever it is.
@@ -909,7 +928,7 @@ static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
 	if (r->algo == XRL_ALGO_TOKEN_BUCKET)
 		return !xrl_peek(e->st.tat, &r->pkt, last_ns, now_ns, 1, 0, 0, &next) &&
-		       !xrl_jiffy_recheck(r, cfg, e->st.tat, last_ns, now_ns, 0);
+		       !xrl_jiffy_due(e->st.tat, r, cfg, last_ns, now_ns);
 	if (r->algo == XRL_ALGO_FIXED_WINDOW || r->algo == XRL_ALGO_SLIDING_WINDOW)
 		return !xrl_win_peek(r->algo, e->st.tat, 0, now_ns, cfg->rt_off_ns, r->win_ns,
 				     r->win_limit, 0, &next);
