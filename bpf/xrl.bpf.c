@@ -304,6 +304,26 @@ static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_c
 }
 
 /*
+ * The cheap share of xrl_jiffy_recheck: might the exact clock admit a
+ * packet of the bucket word tat? On a jiffy-clock rule, its token is due
+ * (tat + interval - span) by now + lag, and the bucket has been idle for
+ * longer than the lag. The over-limit shortcut asks it of a packet it
+ * refuses (tat is then the base) and hands such a packet to the decision.
+ * Arithmetic on what the refusal read, the token's due time first: a
+ * source far over its limit stops at that comparison.
+ */
+static __always_inline int xrl_jiffy_due(__u64 tat, const struct xrl_rule *r,
+					 const struct xrl_config *cfg, __u64 last_ns, __u64 now_ns)
+{
+	__u64 lag = 2 * cfg->tick_ns;
+
+	return r->coarse &&
+	       (__s64)(tat + r->pkt.interval - r->pkt.span -
+		       xrl_to_units(now_ns + lag, r->pkt.shift)) <= 0 &&
+	       now_ns - last_ns > lag;
+}
+
+/*
  * Should a jiffy-clock rule's decision read the exact clock after all?
  * When the bucket has admitted nothing for longer than the jiffy clock's
  * lag (two ticks), so no recent exact admission time carries over through
@@ -320,35 +340,15 @@ static __always_inline int xrl_jiffy_recheck(const struct xrl_rule *r,
 					     const struct xrl_config *cfg, __u64 tat,
 					     __u64 last_ns, __u64 now_ns, __u64 floor_ns)
 {
-	__u64 lag = 2 * cfg->tick_ns, at, at_u, base, next;
+	__u64 at = now_ns + 2 * cfg->tick_ns, at_u, base, next;
 
-	if (!r->coarse || now_ns - last_ns <= lag)
-		return 0;
-	at = now_ns + lag;
+	if (!xrl_jiffy_due(tat, r, cfg, last_ns, now_ns))
+		return 0;   /* the common case, far over or sending all along: a comparison */
 	at_u = xrl_to_units(at, r->pkt.shift);
 	base = xrl_gcra_base(tat, last_ns, at, at_u, r->pkt.full_ns);
 	base = xrl_gcra_floor(base, at, floor_ns, r->pkt.shift);
 	return xrl_after(base, at_u) &&
 	       xrl_gcra_admit(base, at_u, r->pkt.interval, r->pkt.span, 1, &next);
-}
-
-/*
- * The over-limit shortcut's share of xrl_jiffy_recheck, for a packet the
- * bucket word tat refuses at now_ns (so tat is its base): might the exact
- * clock admit it? Its token is due (tat + interval - span) by now + lag and
- * the bucket has been idle for longer than the lag. Then the decision
- * tells. Arithmetic on what the refusal read, token's due time first: a
- * source far over its limit stops at the first comparison.
- */
-static __always_inline int xrl_jiffy_due(__u64 tat, const struct xrl_rule *r,
-					 const struct xrl_config *cfg, __u64 last_ns, __u64 now_ns)
-{
-	__u64 lag = 2 * cfg->tick_ns;
-
-	return r->coarse &&
-	       (__s64)(tat + r->pkt.interval - r->pkt.span -
-		       xrl_to_units(now_ns + lag, r->pkt.shift)) <= 0 &&
-	       now_ns - last_ns > lag;
 }
 
 /*
