@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# A measurement, not a suite test (its TCP counts swing with the SYN retransmissions' timing
+# against the flood: 29/14, 6/10, 20/3 of 40 in three runs): bench/total_share.sh, run by hand.
 # --total shares itself among packets whether their source is new or
 # already has a bucket, both kinds at once, over a veth pair:
 #   TCP: a `--proto tcp --syn --total 1000/s` rule; a paced spoofed SYN
@@ -8,10 +10,11 @@
 #        behind XDP (a connect of 4 s each: the SYN and its retransmissions
 #        at 1 and 3 s). Both kinds connect alike: neither gets fewer than
 #        half of the other's connections plus a margin.
-#   UDP: a `--proto udp --total 1000/s` rule; 10 established sources (a
-#        frame each every 10 ms, in turn) and a flood of new sources at
-#        3000/s, counted per kind at a UDP socket behind XDP: each kind's
-#        share of what it sent is within a factor of 2 of the other's.
+#   UDP (first, on an empty table): a `--proto udp --total 1000/s` rule;
+#        10 established sources (a frame every 10 ms, in turn) and a flood
+#        of new sources at 3000/s, counted per kind at a UDP socket behind
+#        XDP: each kind's share of what it sent is within a factor of 2 of
+#        the other's.
 # The jiffy clock lags the exact one by one to two ticks; a cap taken on
 # the exact clock by a new source's first packet and on the jiffy clock by
 # a source with a bucket gave every token to the flood (established TCP
@@ -83,7 +86,7 @@ def frame(src):
 		l4 = struct.pack('!HHHH', 40000, 9999, 12, 0) + b'XRLT'; p = 17
 	ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(l4), 0, 0x4000, 64, p, 0, sa, da)
 	return eth + ip[:10] + struct.pack('!H', csum(ip)) + ip[12:] + l4
-rnd = random.Random(7)
+rnd = random.Random(7 if proto == "tcp" else 8)   # each phase's flood new to the table
 known = ['198.18.0.%d' % i for i in range(10, 20)]
 t0 = time.monotonic(); i = kn = nw = 0
 while i < 3000 * secs:
@@ -115,6 +118,23 @@ print(len(ok))
 EOF
 }
 
+section "UDP: 10 established sources beside a flood of new ones, --total 1000/s"
+echo "198.18.0.0/16 --proto udp --rate 1000/s --burst 1000 --total 1000/s --total-burst 100" >"$XRLT_TMP/rules"
+"$XRL" --instance "$INST" rule load "$XRLT_TMP/rules" >/dev/null || xrlt_fail "rule load failed"
+sleep 0.3
+sent=$(flood udp 4)
+got=$(timeout 5 ip netns exec "$XRLT_NS" /usr/bin/python3 -c "
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('198.18.0.1', 0))
+s.sendto(b'DUMP', ('$SERVER', 9999))" && sleep 0.5 && tail -1 "$XRLT_TMP/servers.log")
+xrlt_log "UDP: sent $sent; received $got"
+"$XRL" --instance "$INST" --json stats >"$XRLT_TMP/stats_udp.json"
+xrlt_log "UDP: rule $(jq -c '.rules[0] | {passed, dropped, total_refused, created}' "$XRLT_TMP/stats_udp.json" 2>/dev/null)"
+read -r _ ks _ ns_ <<<"$sent"
+read -r _ kr _ nr <<<"$got"
+kr=$((kr - 0))
+check "UDP: the established sources' share of the cap is within a factor of 2 of the flood's ($kr/$ks vs $nr/$ns_)" \
+	"$ks > 0 && $ns_ > 0 && $nr > 0 && ($kr / $ks) >= ($nr / $ns_) / 2 && ($kr / $ks) <= 2 * ($nr / $ns_)"
+
 section "TCP: 40 clients with a bucket and 40 new ones beside a spoofed SYN flood, --syn --total 1000/s"
 echo "198.18.0.0/16 --proto tcp --syn --rate 100/s --burst 100 --total 1000/s --total-burst 100" >"$XRLT_TMP/rules"
 "$XRL" --instance "$INST" rule load "$XRLT_TMP/rules" >/dev/null || xrlt_fail "rule load failed"
@@ -139,18 +159,4 @@ xrlt_log "TCP: rule $(jq -c '.rules[0] | {passed, dropped, total_refused, create
 check "TCP: clients with a bucket connect about as often as new ones ($known vs $new of 40)" \
 	"$known + 0 >= $new / 2 - 3 && $new + 0 >= $known / 2 - 3"
 
-section "UDP: 10 established sources beside a flood of new ones, --total 1000/s"
-echo "198.18.0.0/16 --proto udp --rate 1000/s --burst 1000 --total 1000/s --total-burst 100" >"$XRLT_TMP/rules"
-"$XRL" --instance "$INST" rule load "$XRLT_TMP/rules" >/dev/null || xrlt_fail "rule load failed"
-sleep 0.3
-sent=$(flood udp 4)
-got=$(timeout 5 ip netns exec "$XRLT_NS" /usr/bin/python3 -c "
-import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('198.18.0.1', 0))
-s.sendto(b'DUMP', ('$SERVER', 9999))" && sleep 0.5 && tail -1 "$XRLT_TMP/servers.log")
-xrlt_log "UDP: sent $sent; received $got"
-read -r _ ks _ ns_ <<<"$sent"
-read -r _ kr _ nr <<<"$got"
-kr=$((kr - 0))
-check "UDP: the established sources' share of the cap is within a factor of 2 of the flood's ($kr/$ks vs $nr/$ns_)" \
-	"$ks > 0 && $ns_ > 0 && $nr > 0 && ($kr / $ks) >= ($nr / $ns_) / 2 && ($kr / $ks) <= 2 * ($nr / $ns_)"
 xrlt_finish
