@@ -270,8 +270,8 @@ static void test_literature_exact_second(void **state)
 		fail_msg("a source sending all along passed %d, want 54..55", pass);
 	/*
 	 * a source over its limit, a packet every 100 µs (its refusals take the
-	 * over-limit shortcut): after its burst at T, its next token comes at
-	 * exactly T + 200 ms, not a jiffy lag later
+	 * over-limit shortcut, which reads no exact clock): after its burst at
+	 * T, its next token comes at T + 200 ms, at most the lag later
 	 */
 	const struct xrl_pkt_spec c = { .family = 4, .src = "192.0.2.5" };
 	xrl_tl_set_clock(&tl_pass, t0 + 20 * SEC_NS);
@@ -281,7 +281,7 @@ static void test_literature_exact_second(void **state)
 		if (tl_passed(&tl_pass, &c, 1))
 			break;
 	}
-	if (t != SEC_NS / 5)
+	if (t < SEC_NS / 5 || t > SEC_NS / 5 + lag)
 		fail_msg("the token due at T + 200 ms passed at T + %llu µs", (unsigned long long)t / 1000);
 	xrl_tl_set_lag(&tl_pass, 0);
 }
