@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	int64_t real_to_mono;
 	struct xrl_global_stats *gs;
 	struct xrl_rule_stats *rs;
-	struct xrl_newsrc nsw;
+	struct xrl_budget nsw;
 	struct xrl_total_local *tl;
 
 	for (i = 1; i + 1 < argc; i += 2) {

@@ -14,6 +14,12 @@
 #include "xrl_maps.bpf.h"
 #include "xrl_synproxy.bpf.h"
 
+/* the prefix lookups of xrl_match.h: the generation's LPM tries */
+#define XRL_PREFIX_LOOKUP_V4(k) bpf_map_lookup_elem(&xrl_rules_v4, k)
+#define XRL_PREFIX_LOOKUP_V6(k) bpf_map_lookup_elem(&xrl_rules_v6, k)
+#include "xrl_match.h"
+#include "xrl_budget.h"
+
 /* Load-time policy for truncated/invalid IP packets (set by the loader). */
 const volatile __u32 xrl_malformed_policy = XRL_MALFORMED_PASS;
 /*
@@ -33,10 +39,15 @@ static __always_inline __u64 xrl_now_ns(void)
 
 	return t ? *t : 0;
 }
+/* the jiffy clock: the test clock less the lag the test set (xrl_test_clock[1]) */
 static __always_inline __u64 xrl_coarse_ns(struct xrl_config *cfg)
 {
+	__u32 k = 1;
+	__u64 *lag = bpf_map_lookup_elem(&xrl_test_clock, &k);
+	__u64 t = xrl_now_ns();
+
 	(void)cfg;
-	return xrl_now_ns();
+	return lag && *lag < t ? t - *lag : t;
 }
 
 static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 exact_ns)
@@ -93,61 +104,6 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 #include "xrl_escalate.bpf.h"   /* after the clocks: it reads xrl_coarse_ns */
 
 /*
- * A packet that does not show a field a rule matches on (p->unknown: a
- * truncated or tiny first fragment's L4 header, an IPv6 chain cut or too
- * long) is judged conservatively (RFC 1858): an allow rule needs proof, so
- * it does not match; a deny or limit rule presumes a match.
- */
-static __always_inline int xrl_rule_matches(const struct xrl_rule *r, const struct xrl_pkt *p)
-{
-	if (p->unknown) {
-		if (((r->flags & XRL_F_PROTO) && (p->unknown & XRL_UNK_PROTO)) ||
-		    ((r->flags & (XRL_F_DPORT | XRL_F_SYN)) && (p->unknown & XRL_UNK_L4) &&
-		     (!(r->flags & XRL_F_PROTO) || r->proto == p->proto)))
-			return r->action != XRL_ACT_ALLOW;
-	}
-	if ((r->flags & XRL_F_PROTO) && r->proto != p->proto)
-		return 0;
-	if ((r->flags & XRL_F_DPORT) && (!p->has_l4 || r->dport != p->dport))
-		return 0;
-	/* tcp_flags is 0 without L4 (p starts zeroed): no SYN then */
-	if ((r->flags & XRL_F_SYN) &&
-	    (p->tcp_flags & (XRL_TCP_SYN | XRL_TCP_ACK)) != XRL_TCP_SYN)
-		return 0;
-	return 1;
-}
-
-static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl_pkt *p, __u32 gen)
-{
-	if (p->family == 4) {
-		struct xrl_lpm_v4 k = { .prefixlen = 64, .gen = gen };
-
-		__builtin_memcpy(k.addr, &p->saddr[0], 4);
-		return bpf_map_lookup_elem(&xrl_rules_v4, &k);
-	} else {
-		struct xrl_lpm_v6 k = { .prefixlen = 160, .gen = gen };
-
-		__builtin_memcpy(k.addr, p->saddr, 16);
-		return bpf_map_lookup_elem(&xrl_rules_v6, &k);
-	}
-}
-
-/* The first rule of the source's prefix entry that matches the packet, or NULL. */
-static __always_inline const struct xrl_rule *xrl_scan(const struct xrl_prefix_entry *ent,
-						       const struct xrl_pkt *p)
-{
-	__u32 n = ent->count, i;
-
-	for (i = 0; i < XRL_MAX_MATCH; i++) {
-		if (i >= n)
-			break;
-		if (xrl_rule_matches(&ent->rules[i], p))
-			return &ent->rules[i];
-	}
-	return 0;
-}
-
-/*
  * The packet's rule, or NULL. A source resolved before in this generation
  * on this CPU skips the LPM walk (xrl_rule_cache_v4/v6); a resolution
  * that depends on the source alone is stored for next time. The cache is
@@ -200,44 +156,6 @@ static __always_inline const struct xrl_rule *xrl_find_rule(const struct xrl_pkt
 }
 
 /*
- * Take cost tokens from a rule's GCRA word s (g, compiled for version).
- * 1: taken; 0: not available, or lost to other CPUs XRL_CAS_TRIES times.
- * A version the word was not computed for restarts it full (cost <=
- * burst): the CPU that claims the version (CAS) writes the word; the
- * others retry against it.
- */
-static __always_inline int xrl_budget_take(struct xrl_newsrc *s, const struct xrl_gcra *g,
-					   __u32 version, __u64 now_ns, __u64 cost)
-{
-	__u64 old, next, last, now;
-	__u32 ver;
-	int i;
-
-	for (i = 0; i < XRL_CAS_TRIES; i++) {
-		ver = *(volatile __u32 *)&s->version;
-		if (ver != version) {
-			if (__sync_val_compare_and_swap(&s->version, ver, version) != ver)
-				continue;
-			/* a full word less the tokens taken */
-			next = xrl_to_units(now_ns, g->shift) + cost * g->interval;
-			s->last_ns = now_ns;
-			*(volatile __u64 *)&s->tat = next;
-			return 1;
-		}
-		last = *(volatile __u64 *)&s->last_ns;
-		old = *(volatile __u64 *)&s->tat;
-		now = xrl_gcra_clamp(now_ns, last);
-		if (!xrl_peek(old, g, last, now, cost, 0, 0, &next))
-			return 0;
-		if (__sync_val_compare_and_swap(&s->tat, old, next) == old) {
-			s->last_ns = now;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
  * May a source without a bucket get one under rule r (--new-sources)?
  * 1: a token of the rule's new-source budget was taken; 0: the budget is
  * spent: the packet is dropped without touching the table, counted in the
@@ -245,7 +163,7 @@ static __always_inline int xrl_budget_take(struct xrl_newsrc *s, const struct xr
  */
 static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_ns)
 {
-	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
+	struct xrl_budget *s = bpf_map_lookup_elem(&xrl_newsrc, &r->id);
 	struct xrl_rule_stats *rs;
 
 	if (!s)
@@ -265,11 +183,17 @@ static __always_inline int xrl_newsrc_take(const struct xrl_rule *r, __u64 now_n
  * token. 0: the cap is spent (counted in total_refused). Tokens of a batch
  * are pre-paid, so the cap is never exceeded; at most total_batch - 1 per
  * CPU are held back from the others (docs/DESIGN.md).
+ * now_ns is the lookups' clock (the jiffy clock on a jiffy-clock rule) for
+ * every packet, never the exact time a new source's bucket starts at: the
+ * cap's word is clamped to its last admission, so packets on the exact
+ * clock (up to two ticks ahead) would take each token as it comes due,
+ * before any packet on the jiffy clock could see it: established sources
+ * would get none of the cap under a flood of new ones.
  */
 static __always_inline int xrl_total_take(const struct xrl_rule *r, __u64 now_ns)
 {
 	struct xrl_total_local *l = bpf_map_lookup_elem(&xrl_total_local, &r->id);
-	struct xrl_newsrc *s = bpf_map_lookup_elem(&xrl_total, &r->id);
+	struct xrl_budget *s = bpf_map_lookup_elem(&xrl_total, &r->id);
 	struct xrl_rule_stats *rs;
 	__u64 k = r->total_batch;
 
@@ -320,12 +244,61 @@ static __always_inline __u64 xrl_start_ns(const struct xrl_rule *r, struct xrl_c
 }
 
 /*
+ * The cheap share of xrl_jiffy_recheck: might the exact clock admit a
+ * packet of the bucket word tat? On a jiffy-clock rule, its token is due
+ * (tat + interval - span) by now + lag, and the bucket has been idle for
+ * longer than the lag. The token's due time first: a packet far over its
+ * limit stops at that comparison. The over-limit shortcut (xrl_over_fast)
+ * does not ask: it costs a packet there about 1 ns (measured), and what
+ * it refuses is a source sending all along (seen this tick), which the
+ * lag delays by at most two ticks and costs nothing over time.
+ */
+static __always_inline int xrl_jiffy_due(__u64 tat, const struct xrl_rule *r,
+					 const struct xrl_config *cfg, __u64 last_ns, __u64 now_ns)
+{
+	__u64 lag = 2 * cfg->tick_ns;
+
+	return r->coarse &&
+	       (__s64)(tat + r->pkt.interval - r->pkt.span -
+		       xrl_to_units(now_ns + lag, r->pkt.shift)) <= 0 &&
+	       now_ns - last_ns > lag;
+}
+
+/*
+ * Should a jiffy-clock rule's decision read the exact clock after all?
+ * When the bucket has admitted nothing for longer than the jiffy clock's
+ * lag (two ticks), so no recent exact admission time carries over through
+ * the clamp, and the lag can decide a packet of what comes: the bucket
+ * would not be full at now + lag, and a packet token is there by then.
+ * The exact time is then this packet's, and its admission's, so the rest
+ * of a burst is clamped to it: a source back after a pause is judged to
+ * the microsecond (the literature's 10 more at exactly t = 1 s get 5, not
+ * the 4 of a clock a few ms behind). A source sending all along (its last
+ * admission within the lag), one whose next token is further than the lag
+ * (far over its limit), and one with a full bucket never read it.
+ */
+static __always_inline int xrl_jiffy_recheck(const struct xrl_rule *r,
+					     const struct xrl_config *cfg, __u64 tat,
+					     __u64 last_ns, __u64 now_ns, __u64 floor_ns)
+{
+	__u64 at = now_ns + 2 * cfg->tick_ns, at_u, base, next;
+
+	if (!xrl_jiffy_due(tat, r, cfg, last_ns, now_ns))
+		return 0;   /* the common case, far over or sending all along: a comparison */
+	at_u = xrl_to_units(at, r->pkt.shift);
+	base = xrl_gcra_base(tat, last_ns, at, at_u, r->pkt.full_ns);
+	base = xrl_gcra_floor(base, at, floor_ns, r->pkt.shift);
+	return xrl_after(base, at_u) &&
+	       xrl_gcra_admit(base, at_u, r->pkt.interval, r->pkt.span, 1, &next);
+}
+
+/*
  * The state of a source seen for the first time: its bucket starts full (a
  * global rule's no fuller than the fleet's floor). Returns its first
  * packet's verdict; the state is stored whichever it is.
  */
 static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_ns, __u64 len,
-					   __u64 floor_ns, __u64 rt_off, struct xrl_bstate *nb)
+					   __u64 fleet, __u64 rt_off, struct xrl_bstate *nb)
 {
 	/* a fresh bucket is a full one: the peek of any bucket with fresh set */
 	int pass;
@@ -340,11 +313,11 @@ static __always_inline int xrl_fresh_state(const struct xrl_rule *r, __u64 now_n
 			nb->tat = xrl_log_word(r->version);   /* racing inserts share it */
 		else
 			pass = xrl_win_peek(r->algo, 0, 1, now_ns, rt_off, r->win_ns, r->win_limit,
-					    floor_ns, &nb->tat);
+					    fleet, &nb->tat);
 		nb->passed = pass;
 		return pass;
 	}
-	pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, floor_ns, &nb->tat);
+	pass = xrl_peek(0, &r->pkt, 0, now_ns, 1, 1, fleet, &nb->tat);
 	if (!pass)
 		nb->tat = xrl_to_units(now_ns, r->pkt.shift);
 	if (r->flags & XRL_F_BYTES) {
@@ -405,6 +378,25 @@ static __always_inline int xrl_event_allowed(struct xrl_config *cfg, __u64 now_n
 	return __sync_val_compare_and_swap(&cfg->event_tat, old, next) == old;
 }
 
+/* Fill a reserved limit event and hand it to the daemon. */
+static __always_inline void xrl_event_submit(struct xrl_event *ev, __u32 type, __u64 now_ns,
+					     const struct xrl_bucket_key *key, __u64 until_ns,
+					     __u64 prev_until_ns, __u32 policy,
+					     struct xrl_global_stats *gs)
+{
+	ev->type = type;
+	ev->_pad = 0;
+	ev->time_ns = now_ns;
+	ev->key = *key;
+	ev->_pad2 = 0;
+	ev->until_ns = until_ns;
+	ev->prev_until_ns = prev_until_ns;
+	ev->policy = policy;
+	ev->_pad3 = 0;
+	bpf_ringbuf_submit(ev, 0);
+	gs->events++;
+}
+
 /*
  * A sampled drop of a limit rule: the first one of a source not yet known
  * as limited writes a "limited" event; later ones keep its last drop time
@@ -436,17 +428,7 @@ static __always_inline void xrl_note_limited(const struct xrl_bucket_key *key, _
 		bpf_ringbuf_discard(ev, 0);   /* another CPU reported it */
 		return;
 	}
-	ev->type = XRL_EV_LIMITED;
-	ev->_pad = 0;
-	ev->time_ns = now_ns;
-	ev->key = *key;
-	ev->_pad2 = 0;
-	ev->until_ns = 0;
-	ev->prev_until_ns = 0;
-	ev->policy = policy;
-	ev->_pad3 = 0;
-	bpf_ringbuf_submit(ev, 0);
-	gs->events++;
+	xrl_event_submit(ev, XRL_EV_LIMITED, now_ns, key, 0, 0, policy, gs);
 }
 
 /*
@@ -568,17 +550,7 @@ __noinline int xrl_block_after(const struct xrl_rule *r, const struct xrl_bucket
 		gs->events_suppressed++;
 		return 0;
 	}
-	ev->type = XRL_EV_BLOCKED;
-	ev->_pad = 0;
-	ev->time_ns = now_ns;
-	ev->key = *key;
-	ev->_pad2 = 0;
-	ev->until_ns = nb.until_ns;
-	ev->prev_until_ns = prev;
-	ev->policy = r->policy;
-	ev->_pad3 = 0;
-	bpf_ringbuf_submit(ev, 0);
-	gs->events++;
+	xrl_event_submit(ev, XRL_EV_BLOCKED, now_ns, key, nb.until_ns, prev, r->policy, gs);
 	return 1;
 }
 
@@ -587,7 +559,9 @@ struct xrl_dargs {
 	__u64 key;        /* the entry's key word as the lookup read it; for an insert the version-less key */
 	__u64 len;
 	__u64 now_ns;
-	__u64 floor_ns;   /* a window rule (--algo): the fleet's other counts (xrl_win_others, xrl_log_others) */
+	__u64 fleet;      /* a global rule's fleet word: the token bucket's floor (the fleet's TAT, ns;
+			   0: none), a window's other hosts' counts packed (xrl_win_others,
+			   xrl_log_others) */
 	__u32 addr[4];    /* IPv6 insert (and sliding-log rules): the masked address */
 	__u32 family;     /* 4 or 6 */
 	__u32 way;        /* insert: the source's preferred way in; XRL_INSERT_DECIDE: the way inserted out */
@@ -595,6 +569,32 @@ struct xrl_dargs {
 
 /* An insert's answer for a sliding log: the entry is published; decide its packet on it. */
 #define XRL_INSERT_DECIDE 2
+
+/*
+ * The endings of a decision (xrl_decide, xrl_win_decide). Refused by the
+ * take (got: 0 over the limit, -1 contended): the cap's token goes back to
+ * this CPU's batch. Admitted: the entry's last admission and count, and a
+ * fresh entry's key word takes the rule's version.
+ */
+static __always_inline int xrl_decide_refused(const struct xrl_rule *r, int got,
+					      struct xrl_global_stats *gs)
+{
+	if (r->flags & XRL_F_TOTAL)
+		xrl_total_refund(r);
+	if (got < 0)
+		gs->cas_contended++;
+	return 0;
+}
+
+static __always_inline int xrl_decide_admitted(struct xrl_entry *e, const struct xrl_rule *r,
+					       __u64 k, __u64 now_ns, int fresh)
+{
+	e->st.last_ns = now_ns;
+	e->st.passed++;   /* for top only: a rare lost increment between CPUs is harmless */
+	if (fresh)
+		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
+	return 1;
+}
 
 /*
  * A window algorithm's decision (--algo, xrl_algo.h) on entry e: its word
@@ -661,29 +661,20 @@ __noinline int xrl_win_decide(struct xrl_entry *e, const struct xrl_rule *r, str
 		}
 		if ((r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))
 			return 0;
-		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, (__u32)d->floor_ns,
+		got = xrl_log_take(&b->tat, lg->slot, &e->key, k, r->win_limit, (__u32)d->fleet,
 				   now_ns, r->win_ns);
 	} else {
 		/* the cap after the source's own window said yes, as for the token bucket */
 		if ((r->flags & XRL_F_TOTAL) &&
 		    (!xrl_win_peek(r->algo, b->tat, fresh, now_ns, cfg->rt_off_ns, r->win_ns,
-				   r->win_limit, d->floor_ns, &next) || !xrl_total_take(r, now_ns)))
+				   r->win_limit, d->fleet, &next) || !xrl_total_take(r, now_ns)))
 			return 0;
 		got = xrl_win_take(&b->tat, &e->key, k, r->algo, fresh, now_ns, cfg->rt_off_ns,
-				   r->win_ns, r->win_limit, d->floor_ns);
+				   r->win_ns, r->win_limit, d->fleet);
 	}
-	if (got <= 0) {
-		if (r->flags & XRL_F_TOTAL)
-			xrl_total_refund(r);
-		if (got < 0)
-			gs->cas_contended++;
-		return 0;
-	}
-	b->last_ns = now_ns;
-	b->passed++;
-	if (fresh)
-		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
-	return 1;
+	if (got <= 0)
+		return xrl_decide_refused(r, got, gs);
+	return xrl_decide_admitted(e, r, k, now_ns, fresh);
 }
 
 /*
@@ -715,6 +706,8 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	if (fresh)
 		now_ns = xrl_start_ns(r, cfg, now_ns);
 	now_ns = xrl_gcra_clamp(now_ns, last_ns);
+	if (!fresh && xrl_jiffy_recheck(r, cfg, b->tat, last_ns, now_ns, d->fleet))
+		now_ns = xrl_gcra_clamp(xrl_start_ns(r, cfg, now_ns), last_ns);
 
 	/* byte dimension first, read-only, so a byte-limited flood writes nothing */
 	if ((r->flags & XRL_F_BYTES) &&
@@ -726,37 +719,27 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
 	 * before it is taken from: a packet the cap refuses costs the source nothing
 	 */
 	if (r->flags & XRL_F_TOTAL) {
-		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns, &next) ||
-		    !xrl_total_take(r, now_ns))
+		if (!xrl_peek(b->tat, &r->pkt, last_ns, now_ns, 1, fresh, d->fleet, &next) ||
+		    !xrl_total_take(r, d->now_ns))
 			return 0;
 	}
 
-	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->floor_ns);
-	if (got <= 0) {
-		if (r->flags & XRL_F_TOTAL)
-			xrl_total_refund(r);
-		if (got < 0)
-			gs->cas_contended++;
-		return 0;
-	}
+	got = xrl_take(&b->tat, &e->key, k, &r->pkt, last_ns, now_ns, 1, fresh, d->fleet);
+	if (got <= 0)
+		return xrl_decide_refused(r, got, gs);
 	if (r->flags & XRL_F_BYTES) {
 		got = xrl_take(&b->tat_bytes, &e->key, k, &r->byte, last_ns, now_ns, len, fresh, 0);
 		if (got <= 0) {
 			/* lost the bytes to another CPU meanwhile: give the packet token back */
 			xrl_refund(&b->tat, &e->key, k, r->pkt.interval);
-			if (r->flags & XRL_F_TOTAL)
-				xrl_total_refund(r);
-			if (got < 0)
-				gs->cas_contended++;
-			return 0;
+			return xrl_decide_refused(r, got, gs);
 		}
 	}
-	b->last_ns = now_ns;
-	b->passed++;   /* for top only: a rare lost increment between CPUs is harmless */
-	if (fresh)
-		__sync_val_compare_and_swap(&e->key, k, xrl_key_with_version(k, r->version));
-	return 1;
+	return xrl_decide_admitted(e, r, k, now_ns, fresh);
 }
+
+/* Way i of a set whose ways start at w0, stride bytes apart (a way of the IPv6 table holds its address after its entry). */
+#define XRL_WAY(w0, stride, i) (*(struct xrl_entry *)((char *)(w0) + (i) * (stride)))
 
 /*
  * A source without an entry: replace the set's lowest-ranked way
@@ -766,86 +749,94 @@ __noinline int xrl_decide(struct xrl_entry *e, const struct xrl_rule *r, struct 
  * its own way only (the other ways' seen words are theirs).
  * Keys, seen words and admission times are read once, here, for the rank.
  */
-#define XRL_INSERT_BODY(WAYS, WRITE_ADDR)						\
-	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;			\
-	struct xrl_rule_stats *rs;							\
-	struct xrl_bstate nb;								\
-	__u32 i, j, v = WAYS;								\
-	int pass;									\
-											\
-	if (!set || !r || !d || !cfg || !gs)						\
-		return 0;								\
-	want = d->key;									\
-	now_ns = d->now_ns;								\
-	/* from the preferred way on: of equal ranks (empty ways), it is taken first */	\
-	for (j = 0; j < WAYS; j++) {							\
-		i = (j + d->way) & (WAYS - 1);						\
-		k = ENT(i).key;								\
-		rank = xrl_victim_rank(k, ENT(i).st.seen, ENT(i).st.last_ns, now_ns);	\
-		if (rank < best) {							\
-			best = rank;							\
-			v = i;								\
-			vk = k;								\
-		}									\
-	}										\
-	if (v >= WAYS || __sync_val_compare_and_swap(&ENT(v).key, vk, xrl_key_busy(want)) != vk) { \
-		gs->insert_failed++;							\
-		return 0;								\
-	}										\
-	/*										\
-	 * Two CPUs inserting one source at once: both claims are full barriers,	\
-	 * so at least one of them sees the other's (or its published entry) here,	\
-	 * and a CPU that sees one yields: its way emptied, its packet dropped as	\
-	 * a failed insert. So a source never gets two entries (each would start	\
-	 * full: an extra burst, or an extra window's count).			\
-	 */										\
-	for (i = 0; i < WAYS; i++) {							\
-		k = ENT(i).key;								\
-		if (i != v && (k == xrl_key_busy(want) || xrl_key_match(k, want))) {	\
-			__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want), 0); \
-			gs->insert_failed++;						\
-			return 0;							\
-		}									\
-	}										\
-	now_ns = xrl_start_ns(r, cfg, now_ns);						\
-	pass = xrl_fresh_state(r, now_ns, d->len, d->floor_ns, cfg->rt_off_ns, &nb);	\
-	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, now_ns))		\
-		pass = xrl_fresh_refused(r, now_ns, &nb);				\
-	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */	\
-	nb.seen = xrl_seen_word(d->now_ns) & ~1u;					\
-	WRITE_ADDR;									\
-	ENT(v).st = nb;									\
-	if (xrl_rank_seen(best))	/* it had sent again after its first tick */	\
-		gs->evicted_seen++;							\
-	__sync_val_compare_and_swap(&ENT(v).key, xrl_key_busy(want),			\
-				    xrl_key_with_version(want, r->version));		\
-	gs->sources_created++;								\
-	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);				\
-	if (rs)										\
-		rs->created++;								\
-	if (r->algo == XRL_ALGO_SLIDING_LOG) {						\
-		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */	\
-		d->key = xrl_key_with_version(want, r->version);			\
-		d->now_ns = now_ns;							\
-		d->way = v;								\
-		return XRL_INSERT_DECIDE;						\
-	}										\
-	return pass
+static __always_inline int xrl_insert(struct xrl_entry *w0, __u32 ways, __u32 stride,
+				      __u32 addr_off, const struct xrl_rule *r,
+				      struct xrl_dargs *d, struct xrl_config *cfg,
+				      struct xrl_global_stats *gs)
+{
+	__u64 best = XRL_RANK_NEVER, rank, k, vk = 0, want, now_ns;
+	struct xrl_rule_stats *rs;
+	struct xrl_bstate nb;
+	__u32 i, j, v = ways;
+	int pass;
+
+	want = d->key;
+	now_ns = d->now_ns;
+	/* from the preferred way on: of equal ranks (empty ways), it is taken first */
+	for (j = 0; j < ways; j++) {
+		i = (j + d->way) & (ways - 1);
+		k = XRL_WAY(w0, stride, i).key;
+		rank = xrl_victim_rank(k, XRL_WAY(w0, stride, i).st.seen,
+				       XRL_WAY(w0, stride, i).st.last_ns, now_ns);
+		if (rank < best) {
+			best = rank;
+			v = i;
+			vk = k;
+		}
+	}
+	if (v >= ways ||
+	    __sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, vk, xrl_key_busy(want)) != vk) {
+		gs->insert_failed++;
+		return 0;
+	}
+	/*
+	 * Two CPUs inserting one source at once: both claims are full barriers,
+	 * so at least one of them sees the other's (or its published entry) here,
+	 * and a CPU that sees one yields: its way emptied, its packet dropped as
+	 * a failed insert. So a source never gets two entries (each would start
+	 * full: an extra burst, or an extra window's count).
+	 */
+	for (i = 0; i < ways; i++) {
+		k = XRL_WAY(w0, stride, i).key;
+		if (i != v && (k == xrl_key_busy(want) || xrl_key_match(k, want))) {
+			__sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, xrl_key_busy(want), 0);
+			gs->insert_failed++;
+			return 0;
+		}
+	}
+	now_ns = xrl_start_ns(r, cfg, now_ns);
+	pass = xrl_fresh_state(r, now_ns, d->len, d->fleet, cfg->rt_off_ns, &nb);
+	/* the cap on the lookups' clock, as for every source (xrl_total_take) */
+	if (pass && (r->flags & XRL_F_TOTAL) && !xrl_total_take(r, d->now_ns))
+		pass = xrl_fresh_refused(r, now_ns, &nb);
+	/* seen now, in the lookups' clock (a jiffy rule's lags its exact start) */
+	nb.seen = xrl_seen_word(d->now_ns) & ~1u;
+	if (addr_off)
+		__builtin_memcpy((char *)&XRL_WAY(w0, stride, v) + addr_off, d->addr, 16);
+	XRL_WAY(w0, stride, v).st = nb;
+	if (xrl_rank_seen(best))   /* it had sent again after its first tick */
+		gs->evicted_seen++;
+	__sync_val_compare_and_swap(&XRL_WAY(w0, stride, v).key, xrl_key_busy(want),
+				    xrl_key_with_version(want, r->version));
+	gs->sources_created++;
+	rs = bpf_map_lookup_elem(&xrl_rule_stats, &r->id);
+	if (rs)
+		rs->created++;
+	if (r->algo == XRL_ALGO_SLIDING_LOG) {
+		/* decided by the caller on the published entry: XRL_INSERT_DECIDE */
+		d->key = xrl_key_with_version(want, r->version);
+		d->now_ns = now_ns;
+		d->way = v;
+		return XRL_INSERT_DECIDE;
+	}
+	return pass;
+}
 
 __noinline int xrl_insert4(struct xrl_set4 *set, const struct xrl_rule *r, struct xrl_dargs *d,
 			   struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-#define ENT(i) set->w[i]
-	XRL_INSERT_BODY(XRL_WAYS4, (void)0);
-#undef ENT
+	if (!set || !r || !d || !cfg || !gs)
+		return 0;
+	return xrl_insert(set->w, XRL_WAYS4, sizeof(set->w[0]), 0, r, d, cfg, gs);
 }
 
 __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struct xrl_dargs *d,
 			   struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
-#define ENT(i) set->w[i].e
-	XRL_INSERT_BODY(XRL_WAYS6, __builtin_memcpy(set->w[v].addr, d->addr, 16));
-#undef ENT
+	if (!set || !r || !d || !cfg || !gs)
+		return 0;
+	return xrl_insert(&set->w[0].e, XRL_WAYS6, sizeof(set->w[0]),
+			  __builtin_offsetof(struct xrl_slot6, addr), r, d, cfg, gs);
 }
 
 /*
@@ -864,7 +855,7 @@ __noinline int xrl_insert6(struct xrl_set6 *set, const struct xrl_rule *r, struc
  * goes to the decision. It saves a flood's packets the call and its return
  * (a return thunk under this kernel's SRSO mitigation) and the arguments'
  * stores. Local rules only (no fleet floor, no fleet counts): a global
- * rule's goes through the decision as before, which also keeps the
+ * rule's packets always go through the decision, which also keeps the
  * verifier's work down.
  */
 static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct xrl_rule *r,
@@ -890,18 +881,70 @@ static __always_inline int xrl_over_fast(const struct xrl_entry *e, const struct
 					      xrl_decide(e, r, d, cfg, gs))
 
 /*
+ * The decision once the source's way is known (e, its key word k as read):
+ * an over-limit entry of a local rule is told without the call
+ * (xrl_over_fast), else the found entry's decision. family is a constant
+ * of the caller: the IPv6 table's sliding log keys its ring by the address a.
+ */
+static __always_inline int xrl_limit_found(struct xrl_entry *e, const struct xrl_rule *r, __u64 k,
+					   const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
+					   __u64 fleet, int fast, struct xrl_config *cfg,
+					   struct xrl_global_stats *gs)
+{
+	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
+
+	if (fast && xrl_over_fast(e, r, k, now_ns, cfg))
+		return 0;
+	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .fleet = fleet,
+				.family = family };
+	if (family == 6 && r->algo == XRL_ALGO_SLIDING_LOG)
+		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
+	return XRL_DECIDE(e, r, &d, cfg, gs);
+}
+
+/*
+ * A source without a way in its set (s4 or s6, by family): the new-source
+ * budget, then the insert; a sliding log's first packet is decided after
+ * the insert, outside it, so the call chain stays two deep.
+ */
+static __always_inline int xrl_limit_miss(struct xrl_set4 *s4, struct xrl_set6 *s6,
+					  const struct xrl_rule *r, __u64 want, __u32 pw,
+					  const __u32 *a, __u32 family, __u64 len, __u64 now_ns,
+					  __u64 fleet, struct xrl_config *cfg,
+					  struct xrl_global_stats *gs)
+{
+	struct xrl_dargs d;
+	int i;
+
+	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
+		return 0;
+	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .fleet = fleet,
+				.family = family, .way = pw };
+	if (family == 4) {
+		i = xrl_insert4(s4, r, &d, cfg, gs);
+		if (i == XRL_INSERT_DECIDE)
+			return xrl_win_decide(&s4->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
+	} else {
+		__builtin_memcpy(d.addr, a, 16);
+		i = xrl_insert6(s6, r, &d, cfg, gs);
+		if (i == XRL_INSERT_DECIDE)
+			return xrl_win_decide(&s6->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
+	}
+	return i;
+}
+
+/*
  * The limit decision in the IPv4 table for a source's key word want (the
  * address itself is the tag) and set hash h (xrl_limit_key): one set, its
  * ways scanned for the key word.
  */
 static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __u32 h, __u64 len,
-					__u64 now_ns, __u64 floor_ns, int fast, struct xrl_config *cfg,
+					__u64 now_ns, __u64 fleet, int fast, struct xrl_config *cfg,
 					struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v4), i, pw = xrl_pref_way(h, XRL_WAYS4);
 	struct xrl_set4 *set = bpf_map_lookup_elem(&xrl_buckets_v4, &idx);
-	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
@@ -930,31 +973,19 @@ static __always_inline int xrl_limit_v4(const struct xrl_rule *r, __u64 want, __
 		}
 	}
 	i &= XRL_WAYS4 - 1;
-	if (fast && xrl_over_fast(&set->w[i], r, k, now_ns, cfg))
-		return 0;
-	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 4 };
-	return XRL_DECIDE(&set->w[i], r, &d, cfg, gs);
+	return xrl_limit_found(&set->w[i], r, k, 0, 4, len, now_ns, fleet, fast, cfg, gs);
 miss:
-	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
-		return 0;
-	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 4, .way = pw };
-	i = xrl_insert4(set, r, &d, cfg, gs);
-	if (i == XRL_INSERT_DECIDE)   /* outside the insert: the call chain stays two deep */
-		return xrl_win_decide(&set->w[d.way & (XRL_WAYS4 - 1)], r, &d, cfg, gs);
-	return i;
+	return xrl_limit_miss(set, 0, r, want, pw, 0, 4, len, now_ns, fleet, cfg, gs);
 }
 
 /* The same in the IPv6 table: the key word holds an address hash, the entry the address a. */
 static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a, __u64 want,
-					__u32 h, __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
+					__u32 h, __u64 len, __u64 now_ns, __u64 fleet, int fast,
 					struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u64 k = 0, hit = 0;
 	__u32 idx = xrl_set_index(h, cfg->sets_v6), i, pw = xrl_pref_way(h, XRL_WAYS6);
 	struct xrl_set6 *set = bpf_map_lookup_elem(&xrl_buckets_v6, &idx);
-	struct xrl_dargs d;   /* written where it is passed: not on the over-limit path */
 
 	if (!set) {
 		gs->insert_failed++;
@@ -980,23 +1011,9 @@ static __always_inline int xrl_limit_v6(const struct xrl_rule *r, const __u32 *a
 		}
 	}
 	i &= XRL_WAYS6 - 1;
-	if (fast && xrl_over_fast(&set->w[i].e, r, k, now_ns, cfg))
-		return 0;
-	d = (struct xrl_dargs){ .key = k, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 6 };
-	if (r->algo == XRL_ALGO_SLIDING_LOG)
-		__builtin_memcpy(d.addr, a, 16);   /* the log's key */
-	return XRL_DECIDE(&set->w[i].e, r, &d, cfg, gs);
+	return xrl_limit_found(&set->w[i].e, r, k, a, 6, len, now_ns, fleet, fast, cfg, gs);
 miss:
-	if ((r->flags & XRL_F_NEWSRC) && !xrl_newsrc_take(r, now_ns))
-		return 0;
-	d = (struct xrl_dargs){ .key = want, .len = len, .now_ns = now_ns, .floor_ns = floor_ns,
-				.family = 6, .way = pw };
-	__builtin_memcpy(d.addr, a, 16);
-	i = xrl_insert6(set, r, &d, cfg, gs);
-	if (i == XRL_INSERT_DECIDE)
-		return xrl_win_decide(&set->w[d.way & (XRL_WAYS6 - 1)].e, r, &d, cfg, gs);
-	return i;
+	return xrl_limit_miss(0, set, r, want, pw, a, 6, len, now_ns, fleet, cfg, gs);
 }
 
 /*
@@ -1079,15 +1096,15 @@ static __always_inline void xrl_fleet_count(const struct xrl_bucket_key *key, __
  * differs (an IPv6 way holds its address).
  */
 static __always_inline int xrl_limit_key(const struct xrl_rule *r, const struct xrl_bucket_key *key,
-					 __u64 len, __u64 now_ns, __u64 floor_ns, int fast,
+					 __u64 len, __u64 now_ns, __u64 fleet, int fast,
 					 struct xrl_config *cfg, struct xrl_global_stats *gs)
 {
 	__u32 h;
 	__u64 want = xrl_table_key(key, cfg->hash_seed, &h);
 
 	if (key->family == 4)
-		return xrl_limit_v4(r, want, h, len, now_ns, floor_ns, fast, cfg, gs);
-	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, floor_ns, fast, cfg, gs);
+		return xrl_limit_v4(r, want, h, len, now_ns, fleet, fast, cfg, gs);
+	return xrl_limit_v6(r, key->addr, want, h, len, now_ns, fleet, fast, cfg, gs);
 }
 
 /* A global rule: the fleet's floor first, its admissions and demand counted after. */
@@ -1096,15 +1113,16 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r,
 					    __u64 now_ns, struct xrl_config *cfg,
 					    struct xrl_global_stats *gs)
 {
-	__u64 floor_ns;
+	__u64 floor_ns, fleet;
 	int pass;
 
 	if (xrl_fleet_floor_of(r, key, now_ns, &floor_ns) < 0)
 		return 0;
-	if (r->algo != XRL_ALGO_TOKEN_BUCKET)
-		floor_ns = xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg);
+	/* a window rule's fleet word is the other hosts' counts, not a floor */
+	fleet = r->algo != XRL_ALGO_TOKEN_BUCKET ?
+		xrl_fleet_window_others(r, key, now_ns, floor_ns, cfg) : floor_ns;
 	/* the bucket lookup from the masked key: the address is masked once */
-	pass = xrl_limit_key(r, key, len, now_ns, floor_ns, 0, cfg, gs);
+	pass = xrl_limit_key(r, key, len, now_ns, fleet, 0, cfg, gs);
 	/* drops are demand too: sampled, with the CPU's drop count as the clock */
 	if (pass || (gs->dropped & (XRL_FLEET_DROP_SAMPLE - 1)) == 0)
 		xrl_fleet_count(key, now_ns, pass);
@@ -1113,8 +1131,8 @@ static __always_inline int xrl_limit_global(const struct xrl_rule *r,
 
 /*
  * The limit decision for one packet: 1 pass, 0 drop. A local rule's path
- * has the floor as the constant 0, which folds away: it is the path local
- * rules had before global rules existed.
+ * has the floor as the constant 0, which folds away: a local rule pays
+ * nothing for the fleet's floor.
  */
 static __always_inline int xrl_limit(const struct xrl_rule *r, const struct xrl_bucket_key *key,
 				     __u64 len, __u64 now_ns, struct xrl_config *cfg,
@@ -1207,7 +1225,7 @@ __noinline int xrl_synproxy(struct xdp_md *ctx, const struct xrl_bucket_key *key
 		return XRL_SP_JUDGE;
 	}
 	if (xrl_sp_read(ctx, g))
-		return XRL_SP_JUDGE;   /* not a frame the proxy reads: limited as before */
+		return XRL_SP_JUDGE;   /* not a frame the proxy reads: limited by the rule like any packet */
 	now_ns = xrl_coarse_ns(cfg);
 	if ((flags & (XRL_TH_SYN | XRL_TH_ACK | XRL_TH_RST)) == XRL_TH_SYN)
 		return xrl_sp_answer(ctx, x, cfg, now_ns) ? XRL_SP_BAD : XRL_SP_TX;

@@ -127,7 +127,8 @@ struct xrl_rule {
 };
 
 /*
- * A GCRA word of a whole rule on this host: the new-source budget
+ * A budget: a GCRA word of a whole rule on this host (taken by
+ * xrl_budget_take, bpf/xrl_budget.h): the new-source budget
  * (--new-sources) in xrl_newsrc[rule id], taken by compare-and-swap only by
  * a packet whose source has no bucket, so established sources never touch
  * it; and the shared word of the aggregate cap (--total) in xrl_total[rule
@@ -135,9 +136,9 @@ struct xrl_rule {
  * version restarts it full: the version it was computed for is claimed by
  * compare-and-swap first, then the word is written.
  */
-struct xrl_newsrc {
-	__u64 tat;        /* GCRA theoretical arrival time, units of the rule's newsrc */
-	__u64 last_ns;    /* clock at the last new source admitted */
+struct xrl_budget {
+	__u64 tat;        /* GCRA theoretical arrival time, units of the budget's xrl_gcra (newsrc or total) */
+	__u64 last_ns;    /* clock at the last admission from the word */
 	__u32 version;    /* rule version tat was computed for */
 	__u32 _pad;
 };
@@ -183,6 +184,26 @@ struct xrl_rule_cache {
 	__u32 state;      /* enum xrl_rule_cache_state */
 	struct xrl_rule rule;
 };
+
+/*
+ * A parsed packet (xrl_parse.h) as the rule match (xrl_match.h) reads it.
+ */
+/* What a packet with a source does not show (xrl_pkt.unknown, set from the result). */
+#define XRL_UNK_L4    0x01   /* no dport, no flags */
+#define XRL_UNK_PROTO 0x02   /* no L4 protocol either */
+
+struct xrl_pkt {
+	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
+	__u32 family;     /* 4 or 6 */
+	__u16 dport;      /* host order, valid when has_l4 */
+	__u8  proto;      /* L4 protocol (after IPv6 extension headers) */
+	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
+	__u8  tcp_flags;
+	__u8  unknown;    /* XRL_UNK_*: fields it does not show (set by the caller) */
+};
+
+#define XRL_TCP_SYN 0x02
+#define XRL_TCP_ACK 0x10
 
 /*
  * LPM keys carry the rule-set generation before the address, so a whole new

@@ -83,7 +83,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XRL_MAX_RULES);
 	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
+	__type(value, struct xrl_budget);
 } xrl_newsrc SEC(".maps");
 
 /* Aggregate caps (--total): the shared word per rule, and each CPU's batch of its tokens. */
@@ -91,7 +91,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XRL_MAX_RULES);
 	__type(key, __u32);
-	__type(value, struct xrl_newsrc);
+	__type(value, struct xrl_budget);
 } xrl_total SEC(".maps");
 
 struct {
@@ -213,10 +213,13 @@ struct {
 } xrl_block_scratch SEC(".maps");
 
 #ifdef XRL_TEST_CLOCK
-/* Test build only: the test sets the clock, so time in tests is exact. */
+/*
+ * Test build only: the test sets the clock, so time in tests is exact.
+ * [0] the exact clock; [1] how far the jiffy clock lags it (0: not at all).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } xrl_test_clock SEC(".maps");

@@ -37,19 +37,7 @@ enum xrl_parse_result {
 	XRL_PARSE_BAD_PROTO = 5,  /* source read, not even the L4 protocol (IPv6 chain cut or too long) */
 };
 
-/* What a packet with a source does not show (xrl_pkt.unknown, set from the result). */
-#define XRL_UNK_L4    0x01   /* no dport, no flags */
-#define XRL_UNK_PROTO 0x02   /* no L4 protocol either */
-
-struct xrl_pkt {
-	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
-	__u32 family;     /* 4 or 6 */
-	__u16 dport;      /* host order, valid when has_l4 */
-	__u8  proto;      /* L4 protocol (after IPv6 extension headers) */
-	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
-	__u8  tcp_flags;
-	__u8  unknown;    /* XRL_UNK_*: fields it does not show (set by the caller) */
-};
+/* struct xrl_pkt, what the parse gives the rule match, is in xrl_common.h. */
 
 struct xrl_vlan_hdr {
 	__be16 tci;
@@ -68,9 +56,6 @@ struct xrl_ipv6_frag {
 	__be16 frag_off;     /* offset << 3 | flags */
 	__be32 identification;
 };
-
-#define XRL_TCP_SYN 0x02
-#define XRL_TCP_ACK 0x10
 
 static __always_inline int xrl_is_vlan(__u16 h_proto)
 {

@@ -230,6 +230,62 @@ static void test_literature_example(void **state)
 	assert_int_equal(s.dropped, 15);
 }
 
+/*
+ * The same case with the jiffy clock lagging by 7 ms (under its two ticks):
+ * the 10 at exactly t = 1.000 s still get 5, not the 4 the lagging clock
+ * alone would give, and not one more; 10 a microsecond before then get 4.
+ * A source over its limit all along is not re-read (the rate holds).
+ */
+static void test_literature_exact_second(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 5/s --burst 10", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.3" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.4" };
+	const __u64 lag = 7000000, t0 = 3000 * SEC_NS;
+	__u64 t;
+	int pass;
+
+	(void)state;
+	tl_rules(&tl_pass, r);
+	xrl_tl_set_lag(&tl_pass, lag);
+	xrl_tl_set_clock(&tl_pass, t0);
+	assert_int_equal(tl_passed(&tl_pass, &a, 20), 10);
+	assert_int_equal(tl_passed(&tl_pass, &b, 20), 10);
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS);
+	assert_int_equal(tl_passed(&tl_pass, &a, 10), 5);
+	assert_int_equal(tl_passed(&tl_pass, &a, 10), 0);
+	/* a microsecond early: the fifth token is not there yet */
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS - 1000);
+	assert_int_equal(tl_passed(&tl_pass, &b, 10), 4);
+	/*
+	 * a source sending all along, 100 packets a second for 10 s from t = 2 s:
+	 * the 5 tokens of 1..2 s, then 5 x 10; the lag costs it one at most
+	 */
+	pass = 0;
+	for (t = 2 * SEC_NS; t <= 12 * SEC_NS; t += SEC_NS / 100) {
+		xrl_tl_set_clock(&tl_pass, t0 + t);
+		pass += tl_passed(&tl_pass, &a, 1);
+	}
+	if (pass < 5 + 50 - 1 || pass > 5 + 50)
+		fail_msg("a source sending all along passed %d, want 54..55", pass);
+	/*
+	 * a source over its limit, a packet every 100 µs (its refusals take the
+	 * over-limit shortcut, which reads no exact clock): after its burst at
+	 * T, its next token comes at T + 200 ms, at most the lag later
+	 */
+	const struct xrl_pkt_spec c = { .family = 4, .src = "192.0.2.5" };
+	xrl_tl_set_clock(&tl_pass, t0 + 20 * SEC_NS);
+	assert_int_equal(tl_passed(&tl_pass, &c, 20), 10);
+	for (t = 100000; t <= SEC_NS / 4; t += 100000) {
+		xrl_tl_set_clock(&tl_pass, t0 + 20 * SEC_NS + t);
+		if (tl_passed(&tl_pass, &c, 1))
+			break;
+	}
+	if (t < SEC_NS / 5 || t > SEC_NS / 5 + lag)
+		fail_msg("the token due at T + 200 ms passed at T + %llu µs", (unsigned long long)t / 1000);
+	xrl_tl_set_lag(&tl_pass, 0);
+}
+
 /* Rate over a long stretch of exact time: burst + rate x t, to the packet. */
 static void test_rate_exact(void **state)
 {
@@ -668,6 +724,84 @@ static void test_total_cap(void **state)
 	assert_int_equal(total_send(&t, 100, 1500), 1000);
 	assert_int_equal(tl_rstats(&t, "192.0.0.0/22").total_refused, 2000 + 2500);
 	xrl_tl_close(&t);
+	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+}
+
+/* One packet from 192.0.i/8.j (tcp: a TCP SYN to port 80, else UDP); passed or not. */
+static int share_send(struct xrl_tl *t, int tcp, __u32 i)
+{
+	char src[32];
+	struct xrl_pkt_spec s = { .family = 4, .src = src, .dport = 80 };
+	__u8 buf[512];
+	size_t len;
+
+	if (tcp) {
+		s.proto = IPPROTO_TCP;
+		s.tcp_flags = XRL_TCP_SYN;
+	}
+	snprintf(src, sizeof(src), "10.%u.%u.%u", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+	len = xrl_pkt_build(buf, sizeof(buf), &s, NULL, NULL);
+	return tl_run(t, buf, len) == XDP_PASS;
+}
+
+/*
+ * --total shares itself among packets whether their source is new or has
+ * a bucket, with the jiffy clock 7 ms behind (a new source's bucket starts
+ * on the exact clock): 10 established sources and a flood of new ones
+ * (one new source a packet), a packet of each kind every 100 µs for 1 s,
+ * in a mixed order, on a cap of 1000/s drained at the start.
+ * Each kind gets about half of the 1000 tokens; UDP on a plain rule and
+ * TCP SYNs on a --syn rule alike. One CPU (pinned), so one CPU's batches.
+ */
+static void test_total_shared_known_new(void **state)
+{
+	static const char *const rules[2][2] = {
+		{ "10.0.0.0/8 --rate 1000/s --burst 1000 --total 1000/s --total-burst 100", NULL },
+		{ "10.0.0.0/8 --proto tcp --syn --rate 1000/s --burst 1000 --total 1000/s --total-burst 100",
+		  NULL },
+	};
+	const __u64 t0 = 70000 * SEC_NS, lag = 7000000;
+	cpu_set_t old, one;
+	struct xrl_tl t;
+	int tcp, k, known, fresh;
+	__u32 next_new;
+	__u64 step;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	for (tcp = 0; tcp < 2; tcp++) {
+		tl_start(&t, 65536, rules[tcp], t0);
+		xrl_tl_set_lag(&t, lag);
+		/* the 10 established sources, then new ones until the cap is spent */
+		for (k = 0; k < 10; k++)
+			assert_int_equal(share_send(&t, tcp, 1 + k), 1);
+		for (next_new = 100000, k = 0; k < 200; k++)
+			share_send(&t, tcp, next_new++);
+		assert_int_equal(tl_rstats(&t, "10.0.0.0/8").passed, 100);
+		known = fresh = 0;
+		for (step = 1; step <= 10000; step++) {
+			xrl_tl_set_clock(&t, t0 + step * 100000);
+			if (((__u32)step * 2654435761u) >> 31) {   /* which goes first: mixed, not periodic */
+				known += share_send(&t, tcp, 1 + step % 10);
+				fresh += share_send(&t, tcp, next_new++);
+			} else {
+				fresh += share_send(&t, tcp, next_new++);
+				known += share_send(&t, tcp, 1 + step % 10);
+			}
+		}
+		print_message("  --total %s, jiffy clock 7 ms behind: established sources passed %d, "
+			      "new sources %d, of 10000 each\n", tcp ? "TCP SYN" : "UDP", known, fresh);
+		/* the cap over 1 s: 1000 tokens, the lag costing at most 7 + 1 */
+		if (known + fresh < 1000 - 8 || known + fresh > 1000)
+			fail_msg("the cap passed %d in 1 s of 1000/s", known + fresh);
+		if (known < 400 || fresh < 400)
+			fail_msg("the cap was not shared: established %d, new %d", known, fresh);
+		xrl_tl_set_lag(&t, 0);
+		xrl_tl_close(&t);
+	}
 	assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
 }
 
@@ -1338,6 +1472,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_every_layer),
 		cmocka_unit_test(test_invalid_headers),
 		cmocka_unit_test(test_literature_example),
+		cmocka_unit_test(test_literature_exact_second),
 		cmocka_unit_test(test_rate_exact),
 		cmocka_unit_test(test_aggregation),
 		cmocka_unit_test(test_precedence),
@@ -1348,6 +1483,7 @@ int main(void)
 		cmocka_unit_test(test_new_sources),
 		cmocka_unit_test(test_rule_created),
 		cmocka_unit_test(test_total_cap),
+		cmocka_unit_test(test_total_shared_known_new),
 		cmocka_unit_test(test_rule_cache_granule),
 		cmocka_unit_test(test_replacement_policy),
 		cmocka_unit_test(test_preferred_way),

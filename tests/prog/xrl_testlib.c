@@ -65,6 +65,13 @@ void xrl_tl_set_clock(struct xrl_tl *t, __u64 ns)
 	bpf_map_update_elem(t->clock_fd, &k, &ns, BPF_ANY);
 }
 
+void xrl_tl_set_lag(struct xrl_tl *t, __u64 ns)
+{
+	__u32 k = 1;
+
+	bpf_map_update_elem(t->clock_fd, &k, &ns, BPF_ANY);
+}
+
 void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns)
 {
 	xrl_config_set_rt_off(&t->maps, ns);

@@ -25,6 +25,8 @@ struct xrl_tl {
 int xrl_tl_open(struct xrl_tl *t, __u32 max_sources, __u32 malformed_policy);
 void xrl_tl_close(struct xrl_tl *t);
 void xrl_tl_set_clock(struct xrl_tl *t, __u64 ns);
+/* How far the jiffy clock lags the test clock (0, the default: not at all). */
+void xrl_tl_set_lag(struct xrl_tl *t, __u64 ns);
 /* xrl_config.rt_off_ns: where UTC is on the test clock (--algo windows). Rule changes reset it. */
 void xrl_tl_set_rt_off(struct xrl_tl *t, __u64 ns);
 /*

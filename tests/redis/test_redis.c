@@ -26,6 +26,7 @@
 #include <hiredis/hiredis.h>
 
 #include "xrl_fleet.h"
+#include "xrl_rule.h"
 #include "xrl_log.h"
 #include "xrl_redis.h"
 #include "xrl_script_args.h"
@@ -1262,6 +1263,46 @@ static void test_names(void **state)
 	assert_string_equal(key, "xrl:{0123456789abcdef:198.18.0.0/24}");
 }
 
+/*
+ * The figures Redis takes for a global rule (interval and span in µs) are
+ * the data path's own (xrl_gcra_compile's integers), to the picosecond:
+ * every host and Redis decide on one rate.
+ */
+static void test_rule_figures_data_path(void **state)
+{
+	static struct xrl_fleet f;
+	struct xrl_rule_def d = { .in_use = 1, .family = 4, .plen = 16, .addr = { 198, 18 },
+				  .rate = 3, .rate_period = 1, .burst = 7, .per_len = 32,
+				  .action = XRL_ACT_LIMIT, .flags = XRL_F_GLOBAL };
+	struct xrl_gcra g;
+	char err[XRL_ERRLEN], want[32];
+	__u32 id = 5;
+	unsigned long long ns;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.lock, NULL);
+	assert_int_equal(xrl_gcra_compile(3, 1000000000ull, 7, &g, err, sizeof(err)), 0);
+	assert_true(g.shift >= 0);
+	xrl_fleet_set_rules(&f, &d, &id, 1);
+	assert_true(f.rules[5].global);
+	ns = (unsigned long long)g.interval << g.shift;   /* 333333248 ns, not 333333333.3 */
+	snprintf(want, sizeof(want), "%llu.%03llu000", ns / 1000, ns % 1000);
+	assert_string_equal(f.rules[5].interval_us, want);
+	assert_true(fabs(f.rules[5].interval_ns - (double)ns) < 1e-3);
+	ns = (unsigned long long)g.span << g.shift;
+	snprintf(want, sizeof(want), "%llu.%03llu000", ns / 1000, ns % 1000);
+	assert_string_equal(f.rules[5].span_us, want);
+	/* a unit below a nanosecond: 10^9 per second is a token every 1.000 ns */
+	d.rate = 1000000000;
+	d.burst = 1000;
+	d.version = 1;
+	xrl_fleet_set_rules(&f, &d, &id, 1);
+	assert_string_equal(f.rules[5].interval_us, "0.001000");
+	assert_string_equal(f.rules[5].span_us, "1.000000");
+	pthread_mutex_destroy(&f.lock);
+}
+
 /* The password never shows: not in URL errors, not in a log line. */
 static void test_password_masked(void **state)
 {
@@ -1322,6 +1363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_url),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_rule_figures_data_path),
 		cmocka_unit_test(test_password_masked),
 		cmocka_unit_test(test_gcra_record),
 		cmocka_unit_test(test_gcra_expiry_slots),

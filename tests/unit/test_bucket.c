@@ -29,8 +29,46 @@
 
 #include "xrl_bucket.h"
 #include "xrl_take.h"
+#include "xrl_budget.h"
 #include "xrl_table.h"
 #include "xrl_rule.h"
+
+/*
+ * The prefix lookups of xrl_match.h on the host: a list of (generation,
+ * prefix) entries, the longest one holding the key wins, as in the LPM trie.
+ */
+struct host_prefix {
+	__u32 gen, family, plen;   /* plen of the address alone */
+	__u8 addr[16];
+	struct xrl_prefix_entry ent;
+};
+static struct host_prefix host_prefixes[8];
+static int host_nprefixes;
+
+static struct xrl_prefix_entry *host_lookup(__u32 family, __u32 gen, const __u8 *addr)
+{
+	struct xrl_prefix_entry *best = NULL;
+	int i, bestlen = -1;
+
+	for (i = 0; i < host_nprefixes; i++) {
+		struct host_prefix *h = &host_prefixes[i];
+		__u32 b;
+
+		if (h->family != family || h->gen != gen || (int)h->plen <= bestlen)
+			continue;
+		for (b = 0; b < h->plen; b++)
+			if ((h->addr[b / 8] ^ addr[b / 8]) & (0x80 >> (b % 8)))
+				break;
+		if (b == h->plen) {
+			best = &h->ent;
+			bestlen = (int)h->plen;
+		}
+	}
+	return best;
+}
+#define XRL_PREFIX_LOOKUP_V4(k) host_lookup(4, (k)->gen, (k)->addr)
+#define XRL_PREFIX_LOOKUP_V6(k) host_lookup(6, (k)->gen, (k)->addr)
+#include "xrl_match.h"
 
 typedef unsigned __int128 u128;
 typedef unsigned long long ull;
@@ -1595,6 +1633,139 @@ static void test_table_probation(void **state)
 	assert_int_equal(s.evicted_seen, 1);
 }
 
+/* ------------------------------------------------------------------ */
+/* budgets (bpf/xrl_budget.h: --new-sources, --total)                  */
+
+/*
+ * The budget word as the data path takes it: a new version starts full,
+ * batches and single tokens come from one GCRA, an older clock reading
+ * earns nothing, refill is exact.
+ */
+static void test_budget_take(void **state)
+{
+	struct xrl_budget s = { 0 };
+	struct xrl_gcra g;
+	char err[XRL_ERRLEN];
+	__u64 t = T0;
+	int i;
+
+	(void)state;
+	assert_int_equal(xrl_gcra_compile(10, NS_SEC, 20, &g, err, sizeof(err)), 0);
+	/* version 1 starts full: a batch of 5, then 15 singles, then nothing */
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t, 5), 1);
+	assert_int_equal(s.version, 1);
+	for (i = 0; i < 15; i++)
+		assert_int_equal(xrl_budget_take(&s, &g, 1, t, 1), 1);
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t, 1), 0);
+	/* a batch is all or nothing */
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t + NS_SEC / 10 * 4, 5), 0);
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t + NS_SEC / 10 * 4, 4), 1);
+	/* a reading older than the last admission is that admission's time: no refill */
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t, 1), 0);
+	assert_int_equal(s.last_ns, t + NS_SEC / 10 * 4);
+	/* one token per 100 ms, to the time unit (2^shift ns) */
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t + NS_SEC / 2 - (1ull << g.shift), 1), 0);
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t + NS_SEC / 2, 1), 1);
+	/* idle for a full burst's time: full, no fuller */
+	t += 10 * NS_SEC;
+	for (i = 0; i < 20; i++)
+		assert_int_equal(xrl_budget_take(&s, &g, 1, t, 1), 1);
+	assert_int_equal(xrl_budget_take(&s, &g, 1, t, 1), 0);
+	/* a new version restarts it full, at once */
+	assert_int_equal(xrl_budget_take(&s, &g, 2, t, 20), 1);
+	assert_int_equal(s.version, 2);
+	assert_int_equal(xrl_budget_take(&s, &g, 2, t, 1), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* rule matching (bpf/xrl_match.h)                                     */
+
+static struct xrl_prefix_entry *host_prefix4(__u32 gen, const char *addr, __u32 plen)
+{
+	struct host_prefix *h = &host_prefixes[host_nprefixes++];
+
+	memset(h, 0, sizeof(*h));
+	h->gen = gen;
+	h->family = 4;
+	h->plen = plen;
+	assert_int_equal(inet_pton(AF_INET, addr, h->addr), 1);
+	return &h->ent;
+}
+
+static struct xrl_pkt pkt4(const char *src, __u8 proto, __u16 dport, __u8 flags)
+{
+	struct xrl_pkt p = { .family = 4, .proto = proto, .has_l4 = 1, .dport = dport,
+			     .tcp_flags = flags };
+
+	assert_int_equal(inet_pton(AF_INET, src, &p.saddr[0]), 1);
+	return p;
+}
+
+/* The rule a packet gets: the program's lookup and scan, on the host's prefixes. */
+static const struct xrl_rule *match(const struct xrl_pkt *p, __u32 gen)
+{
+	const struct xrl_prefix_entry *ent = xrl_find_prefix(p, gen);
+
+	return ent ? xrl_scan(ent, p) : NULL;
+}
+
+static void test_rule_match(void **state)
+{
+	struct xrl_prefix_entry *net, *host;
+	struct xrl_pkt p;
+
+	(void)state;
+	host_nprefixes = 0;
+	/* generation 1: 10.0.0.0/8 limits SYNs to port 80, then everything; 10.1.2.3 is allowed on 22 */
+	net = host_prefix4(1, "10.0.0.0", 8);
+	net->count = 2;
+	net->rules[0] = (struct xrl_rule){ .id = 1, .action = XRL_ACT_LIMIT, .proto = IPPROTO_TCP,
+					   .dport = 80, .flags = XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN };
+	net->rules[1] = (struct xrl_rule){ .id = 2, .action = XRL_ACT_LIMIT };
+	host = host_prefix4(1, "10.1.2.3", 32);
+	host->count = 3;   /* own rule, then the inherited ones */
+	host->rules[0] = (struct xrl_rule){ .id = 3, .action = XRL_ACT_ALLOW, .proto = IPPROTO_TCP,
+					    .dport = 22, .flags = XRL_F_PROTO | XRL_F_DPORT };
+	host->rules[1] = net->rules[0];
+	host->rules[2] = net->rules[1];
+	/* generation 2 has only a deny of 10.0.0.0/8 */
+	net = host_prefix4(2, "10.0.0.0", 8);
+	net->count = 1;
+	net->rules[0] = (struct xrl_rule){ .id = 4, .action = XRL_ACT_DENY };
+
+	p = pkt4("10.9.9.9", IPPROTO_TCP, 80, XRL_TCP_SYN);
+	assert_int_equal(match(&p, 1)->id, 1);
+	assert_int_equal(match(&p, 2)->id, 4);
+	assert_null(match(&p, 3));
+	p = pkt4("10.9.9.9", IPPROTO_TCP, 80, XRL_TCP_SYN | XRL_TCP_ACK);   /* not a SYN */
+	assert_int_equal(match(&p, 1)->id, 2);
+	p = pkt4("10.9.9.9", IPPROTO_UDP, 80, 0);
+	assert_int_equal(match(&p, 1)->id, 2);
+	p = pkt4("10.1.2.3", IPPROTO_TCP, 22, XRL_TCP_ACK);
+	assert_int_equal(match(&p, 1)->id, 3);
+	p = pkt4("10.1.2.3", IPPROTO_TCP, 80, XRL_TCP_SYN);   /* the inherited rules after the own one */
+	assert_int_equal(match(&p, 1)->id, 1);
+	p = pkt4("11.0.0.1", IPPROTO_TCP, 80, XRL_TCP_SYN);
+	assert_null(match(&p, 1));
+	/* a later fragment (no L4): no port, no SYN */
+	p = pkt4("10.9.9.9", IPPROTO_TCP, 80, XRL_TCP_SYN);
+	p.has_l4 = 0;
+	p.tcp_flags = 0;
+	assert_int_equal(match(&p, 1)->id, 2);
+	/* L4 unknown (a cut header): an allow needs proof, a limit presumes a match */
+	p = pkt4("10.1.2.3", IPPROTO_TCP, 0, 0);
+	p.has_l4 = 0;
+	p.unknown = XRL_UNK_L4;
+	assert_int_equal(match(&p, 1)->id, 1);
+	/* of another protocol than the rule's: the rule's protocol is known not to match */
+	p.proto = IPPROTO_UDP;
+	assert_int_equal(match(&p, 1)->id, 2);
+	/* the protocol unknown too: the port rule presumed, the allow not */
+	p.unknown = XRL_UNK_L4 | XRL_UNK_PROTO;
+	assert_int_equal(match(&p, 1)->id, 1);
+	host_nprefixes = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1629,6 +1800,8 @@ int main(void)
 		cmocka_unit_test(test_table_victim_rank),
 		cmocka_unit_test(test_table_lru_bound),
 		cmocka_unit_test(test_table_probation),
+		cmocka_unit_test(test_budget_take),
+		cmocka_unit_test(test_rule_match),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

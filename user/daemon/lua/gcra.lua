@@ -102,7 +102,7 @@ end
 -- made it g), it is set to now - since + g after it; if INCRBY is refused
 -- (an older xrl's fraction, or not a string), the source is read first
 -- with the rest. From the first other source on, all are read with one
--- MGET and written as before.
+-- MGET and each written back with its new TAT.
 local r0 = m + 1
 for i = 1, m do
   local c = memo[ARGV[F + i]] or parse(ARGV[F + i])

@@ -1,4 +1,4 @@
--- The layout of ARGV is defined in user/xrl_script_args.h (enum
+-- The layout of ARGV is defined in user/daemon/xrl_script_args.h (enum
 -- xrl_window_arg), which the daemon's call builder and test_redis use.
 --
 -- Window counters over the fleet (--algo fixed-window and sliding-window
@@ -19,7 +19,7 @@
 local F = 1   -- XRL_WINDOW_FIXED
 local m = #KEYS
 if #ARGV ~= F + m then
-  return redis.error_reply(string.format('xrl window: %d arguments for %d keys, expected %d: see user/xrl_script_args.h', #ARGV, m, F + m))
+  return redis.error_reply(string.format('xrl window: %d arguments for %d keys, expected %d: see user/daemon/xrl_script_args.h', #ARGV, m, F + m))
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
