@@ -61,6 +61,12 @@ static void test_rules_ok(void **state)
 	assert_int_equal(rs.rule[2].missing_refuse, 1);
 	assert_int_equal(rs.rule[3].algo, XRL_HTTP_ALGO_LEAKY);
 	assert_int_equal(rs.rule[3].queue, 10);
+	/* every window algorithm goes --global (take.lua decides the sliding ones in Redis) */
+	assert_int_equal(xrl_http_rules_parse(
+		"sw --key ip --rate 10/s --algo sliding-window --global\n"
+		"sl --key ip --rate 10/s --algo sliding-log --global\n", &rs, err, sizeof(err)), 0);
+	assert_int_equal(rs.rule[0].global, 1);
+	assert_int_equal(rs.rule[1].algo, XRL_ALGO_SLIDING_LOG);
 }
 
 /* text's error is exactly want */
@@ -97,7 +103,7 @@ static void test_rules_errors(void **state)
 	refused("a --key ip+header:K --missing pass --rate 5/s --escalate 3 --block 1m\n", "line 1, column 60: rule 'a': --escalate is for a rule keyed by ip alone");
 	refused("a --key ip --rate 5/s --escalate 0 --block 1m\n", "line 1, column 34: ");
 	refused("a --key ip --rate 5/s --escalate 3 --block 169h\n", "line 1, column 44: invalid --block");
-	refused("a --key ip --rate 5/s --global --algo sliding-log\n", "line 1, column 1: --global is for token-bucket and fixed-window");
+	refused("a --key ip --rate 5/s --global --algo leaky-bucket --queue 3\n", "line 1, column 1: --global is for token-bucket, fixed-window, sliding-window and sliding-log rules");
 }
 
 static struct xrl_http_addr A(const char *s)

@@ -34,7 +34,7 @@ struct job {
 	struct job *next;
 	struct xrl_redis_call call;
 	const char *argv[XRL_GCRA_FIXED + 2];
-	char key[160], nd[16], iv[32], span[32], life[32], win[32];
+	char key[160], nd[16], iv[32], span[32], life[32], win[32], lim[16], id[112];
 	int refs;          /* 2: the requester and the dispatcher */
 	int done, ok;
 	__u64 sent_ns;
@@ -52,6 +52,7 @@ struct xrl_http_redis {
 	struct job *head, **tail;
 	int stop;
 	__u64 retry_at;
+	unsigned long long seq;  /* a sliding log's admission ids: host/seq (under lock) */
 	struct xrl_http_redis_stats st;
 };
 
@@ -238,6 +239,19 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 
 		snprintf(j->win, sizeof(j->win), "%llu", (unsigned long long)r->period_s * 1000000ull);
 		xrl_window_build(&j->call, j->argv, j->win, keys, n, 1);
+	} else if (r->algo == XRL_ALGO_SLIDING_WINDOW || r->algo == XRL_ALGO_SLIDING_LOG) {
+		const char *fixed[XRL_TAKE_FIXED];
+
+		snprintf(j->win, sizeof(j->win), "%llu", (unsigned long long)r->period_s * 1000000ull);
+		snprintf(j->lim, sizeof(j->lim), "%llu", (unsigned long long)r->count);
+		pthread_mutex_lock(&rd->lock);
+		snprintf(j->id, sizeof(j->id), "%s/%llu", rd->host, ++rd->seq);
+		pthread_mutex_unlock(&rd->lock);
+		fixed[XRL_TAKE_MODE] = r->algo == XRL_ALGO_SLIDING_LOG ? "l" : "w";
+		fixed[XRL_TAKE_WIN_US] = j->win;
+		fixed[XRL_TAKE_LIMIT] = j->lim;
+		fixed[XRL_TAKE_ID] = j->id;
+		xrl_take_build(&j->call, j->argv, j->key, fixed);
 	} else {
 		double iv = (double)r->period_s * 1e6 / (double)r->count;
 		__u64 burst = r->burst ? r->burst : r->count;
@@ -279,6 +293,17 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 			f->remaining = ret ? (__u64)((double)r->count - a.cur) : 0;
 			f->reset_s = ceil_s_us(win_us - a.pos_us);
 			f->retry_s = ret ? 0 : (f->reset_s ? f->reset_s : 1);
+		}
+	} else if (j->ok && (r->algo == XRL_ALGO_SLIDING_WINDOW || r->algo == XRL_ALGO_SLIDING_LOG)) {
+		struct xrl_take_answer a;
+
+		if (!xrl_take_decode(j->reply, &a)) {
+			ret = a.admitted >= 1;
+			f->remaining = (__u64)a.left;
+			f->reset_s = ceil_s_us(a.reset_us);
+			f->retry_s = ret ? 0 : ceil_s_us(a.retry_us);
+			if (!ret && !f->retry_s)
+				f->retry_s = 1;
 		}
 	} else if (j->ok) {
 		struct xrl_gcra_source src = { .key = j->key, .n = "1" };

@@ -291,10 +291,10 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 		if (r->keys[i].kind != XRL_HTTP_KEY_IP && !have_missing)
 			return bad(err, errlen, col, "rule '%s' keys on a header or argument: say what "
 				   "a request without it gets (--missing pass|refuse)", r->name, "");
-	if (r->global && r->algo != XRL_ALGO_TOKEN_BUCKET && r->algo != XRL_ALGO_FIXED_WINDOW)
-		return bad(err, errlen, w[0].col, "--global is for token-bucket and fixed-window "
-			   "rules (one exact Redis call per request); not --algo %s",
-			   xrl_http_algo_name(r->algo), "");
+	if (r->global && r->algo == XRL_HTTP_ALGO_LEAKY)
+		return bad(err, errlen, w[0].col, "--global is for token-bucket, fixed-window, "
+			   "sliding-window and sliding-log rules (one exact Redis call per request); "
+			   "not --algo %s: its queue is this service's", xrl_http_algo_name(r->algo), "");
 	if (!r->escalate != !r->block_ns)
 		return bad(err, errlen, esc_col, "rule '%s': --escalate RATE and --block DURATION go "
 			   "together (an address refused more than RATE times a second is dropped "
