@@ -208,6 +208,11 @@ void xrl_http_redis_stop(struct xrl_http_redis *rd)
 	xrl_redis_close(&rd->conn);
 }
 
+int xrl_http_redis_cluster(const struct xrl_http_redis *rd)
+{
+	return rd->conn.url.cluster;
+}
+
 void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats *out)
 {
 	pthread_mutex_lock(&rd->lock);
@@ -231,7 +236,10 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 	if (!j)
 		return -1;
 	j->refs = 2;
-	snprintf(j->key, sizeof(j->key), "xrl:{http:%s:%s}", r->name, gkey);
+	if (r->pkt.set)   /* the packet rule's key: the daemon's, whole */
+		snprintf(j->key, sizeof(j->key), "%s", gkey);
+	else
+		snprintf(j->key, sizeof(j->key), "xrl:{http:%s:%s}", r->name, gkey);
 	f->quota = r->count;
 	f->window_s = r->period_s;
 	if (r->algo == XRL_ALGO_FIXED_WINDOW) {
@@ -258,9 +266,16 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 		const char *fixed[XRL_GCRA_FIXED];
 		struct xrl_gcra_source src = { .key = j->key, .n = "1" };
 
-		snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
-		snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
-		snprintf(j->life, sizeof(j->life), "%.0f", iv * (double)burst + 1e6);
+		if (r->pkt.set) {
+			/* the packet rule's figures and the TAT life every daemon passes */
+			snprintf(j->iv, sizeof(j->iv), "%s", r->pkt.iv);
+			snprintf(j->span, sizeof(j->span), "%s", r->pkt.span);
+			snprintf(j->life, sizeof(j->life), "%s", r->pkt.life);
+		} else {
+			snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
+			snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
+			snprintf(j->life, sizeof(j->life), "%.0f", iv * (double)burst + 1e6);
+		}
 		fixed[XRL_GCRA_MODE] = "1";
 		fixed[XRL_GCRA_HOST] = rd->host;
 		fixed[XRL_GCRA_WINDOW_US] = "1000000";

@@ -46,5 +46,7 @@ void xrl_http_redis_stop(struct xrl_http_redis *r);
 int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule *r,
 			  const char *gkey, struct xrl_http_figures *f);
 void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats *out);
+/* Is the Redis of rd a cluster (redis-cluster://)? */
+int xrl_http_redis_cluster(const struct xrl_http_redis *rd);
 
 #endif /* XRL_HTTP_REDIS_H */
