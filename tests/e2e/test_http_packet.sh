@@ -26,7 +26,8 @@ FLEET_INTERVAL=100
 FLEET_RULES=$XRLT_TMP/rules
 # 10 a minute per source: one token every 6 s, so a few seconds of test
 # time cannot refill one
-printf '198.18.0.0/16 --rate 10/m --burst 10 --global\n' >"$FLEET_RULES"
+printf '%s\n' '198.18.0.0/16 --rate 10/m --burst 10 --global' \
+	'198.19.0.0/16 --rate 10/m --algo fixed-window --global' >"$FLEET_RULES"
 
 section "setup: redis, an instance on a veth pair, its daemon, xrl http on the same instance"
 fleet_redis_start
@@ -42,7 +43,8 @@ grep -q connected "$XRLT_TMP/daemon1.log" && ok "the daemon connected to redis" 
 ID=$("$XRL" --instance "$INST" --json rule list | jq -r '.[] | select(.prefix == "198.18.0.0/16") | .id')
 [ -n "$ID" ] || xrlt_fail "the daemon did not load the rules file"
 
-printf 'p --key ip --rate 10/m --burst 10 --packet-rule 198.18.0.0/16\n' >"$XRLT_TMP/http.rules"
+printf '%s\n' 'p --key ip --rate 10/m --burst 10 --packet-rule 198.18.0.0/16' \
+	'w --key ip --rate 10/m --algo fixed-window --packet-rule 198.19.0.0/16' >"$XRLT_TMP/http.rules"
 HPORT=$(http_free_port)
 "$XRL" --instance "$INST" http --rules "$XRLT_TMP/http.rules" --listen "127.0.0.1:$HPORT" \
 	--trusted-proxy 127.0.0.1 --redis "$(fleet_redis_url)" --redis-timeout 50 \
@@ -86,13 +88,44 @@ debt=$(redis-cli -p "$FLEET_PORT" eval 'local t = redis.call("TIME") return tonu
 check "the requests took from the same key: the budget is spent (debt $debt us: 55-60 s)" \
 	"${debt:-0} > 55000000 && ${debt:-0} <= 60000000"
 
+section "requests first: the packets that follow have what the requests left, from the daemon's next round on"
+got=$(asks 6 198.18.7.9)
+check "6 requests of a new source pass (got $got)" "$got == 6"
+fleet_cfg "$XRLT_TMP/b.cfg" 198.18.7.9
+p0=$(fleet_passed 1 198.18.0.0/16)
+fleet_send_once 1 "$XRLT_TMP/b.cfg" 1
+key_of 198.18.7.9 >/dev/null
+sleep 0.5   # the daemon's rounds (100 ms) bring the fleet's debt back to the data path
+fleet_send_once 1 "$XRLT_TMP/b.cfg" 9
+p1=$(fleet_passed 1 198.18.0.0/16)
+check "then 10 packets: the first, and 3 once the daemon brought back the requests' 6 (got $((p1 - p0)))" \
+	"$p1 - $p0 == 4"
+
 section "a source without packets has the whole budget; the request layer keeps no key of its own"
 got=$(asks 11 198.18.7.8)
 check "11 requests of a source that sent no packets: 10 pass (got $got)" "$got == 10"
 check "no key of the request layer's own in Redis" \
 	"$(redis-cli -p "$FLEET_PORT" --scan --pattern 'xrl:{http:*' | wc -l) == 0"
-got=$(asks 3 198.19.0.1)
+got=$(asks 3 203.0.113.1)
 check "a client outside the packet rule's prefix is not under it: 3 of 3 pass (got $got)" "$got == 3"
+
+section "a fixed window: 4 packets in a UTC minute leave 6 requests"
+# inside one UTC minute: start between :01 and :50
+/usr/bin/python3 -c '
+import time
+s = time.time() % 60
+if not 1 <= s <= 50: time.sleep((61 - s) % 60)'
+fleet_cfg "$XRLT_TMP/w.cfg" 198.19.7.7
+p0=$(fleet_passed 1 198.19.0.0/16)
+fleet_send_once 1 "$XRLT_TMP/w.cfg" 4
+p1=$(fleet_passed 1 198.19.0.0/16)
+check "the data path admitted 4 packets (got $((p1 - p0)))" "$p1 - $p0 == 4"
+for i in $(seq 30); do
+	[ "$(fleet_redis_scan 'xrl:{*:198.19.7.7}:w:*' | xargs -r redis-cli -p "$FLEET_PORT" mget | awk '{ s += $1 } END { print s + 0 }')" = 4 ] && break
+	sleep 0.1
+done
+got=$(asks 10 198.19.7.7)
+check "10 requests of the same source: 6 pass (got $got)" "$got == 6"
 
 section "a packet rule that does not fit is refused, naming what to change"
 printf 'p --key ip --rate 20/m --burst 10 --packet-rule %s\n' "$ID" >"$XRLT_TMP/bad.rules"
