@@ -22,6 +22,7 @@
 #include "xrl_http_metrics.h"
 #include "xrl_http_packet.h"
 #include "xrl_fleet_keys.h"
+#include "xrl_cluster.h"
 #include "xrl_rule.h"
 #include <jansson.h>
 #include <regex.h>
@@ -186,6 +187,18 @@ static void test_packet_rule(void **state)
 	xrl_fleet_source_key(name, &k, 32, want, sizeof(want));
 	xrl_http_packet_key(&rs.rule[0].pkt, &in, got, sizeof(got));
 	assert_string_equal(got, want);
+	/* on a Redis Cluster: the daemon's tagged key, the source's shard's tag */
+	{
+		struct xrl_http_packet pc = rs.rule[0].pkt;
+
+		pc.cluster = 1;
+		xrl_fleet_source_key_tagged(xrl_cluster_shard_tag(xrl_fleet_source_shard(
+						    &k, XRL_CLUSTER_SHARDS)), name, &k, 32, want,
+					    sizeof(want));
+		xrl_http_packet_key(&pc, &in, got, sizeof(got));
+		assert_string_equal(got, want);
+		assert_non_null(strstr(got, "}:"));
+	}
 	/* by id; an IPv6 rule per /64 */
 	pkt_resolve("q --key ip --rate 5/s --algo sliding-window --packet-rule 9\n", &rs, NULL);
 	assert_true(xrl_http_packet_covers(&rs.rule[0].pkt, &v6));
