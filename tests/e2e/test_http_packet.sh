@@ -49,7 +49,8 @@ HPORT=$(http_free_port)
 "$XRL" --instance "$INST" http --rules "$XRLT_TMP/http.rules" --listen "127.0.0.1:$HPORT" \
 	--trusted-proxy 127.0.0.1 --redis "$(fleet_redis_url)" --redis-timeout 50 \
 	>"$XRLT_TMP/http.log" 2>&1 &
-xrlt_track $!
+HTTP_PID=$!
+xrlt_track $HTTP_PID
 http_wait_url "http://127.0.0.1:$HPORT/healthz" ||
 	xrlt_fail "xrl http did not answer: $(tail -3 "$XRLT_TMP/http.log")"
 
@@ -128,6 +129,15 @@ got=$(asks 10 198.19.7.7)
 check "10 requests of the same source: 6 pass (got $got)" "$got == 6"
 
 section "a packet rule that does not fit is refused, naming what to change"
+cp "$XRLT_TMP/http.rules" "$XRLT_TMP/http.rules.good"
+printf 'p --key ip --rate 10/m --burst 10 --packet-rule 77\n' >"$XRLT_TMP/http.rules"
+kill -HUP "$HTTP_PID"
+for i in $(seq 30); do grep -q 'rules in force are kept' "$XRLT_TMP/http.log" && break; sleep 0.1; done
+check "SIGHUP with a packet rule the instance does not have: refused, the rules in force kept ($(grep -o "rule 'p': --packet-rule 77: [^;]*" "$XRLT_TMP/http.log" | head -1))" \
+	"$(grep -c "packet-rule 77: the instance has no rule with id 77.*the rules in force are kept" "$XRLT_TMP/http.log") == 1"
+got=$(asks 11 198.18.7.10)
+check "and the packet rule's budget still holds: 10 of 11 pass (got $got)" "$got == 10"
+cp "$XRLT_TMP/http.rules.good" "$XRLT_TMP/http.rules"
 printf 'p --key ip --rate 20/m --burst 10 --packet-rule %s\n' "$ID" >"$XRLT_TMP/bad.rules"
 out=$(timeout 10 "$XRL" --instance "$INST" http --rules "$XRLT_TMP/bad.rules" --listen "127.0.0.1:$(http_free_port)" \
 	--redis "$(fleet_redis_url)" 2>&1)
