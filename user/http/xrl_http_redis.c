@@ -13,8 +13,10 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "xrl_http_redis.h"
@@ -52,7 +54,9 @@ struct xrl_http_redis {
 	struct job *head, **tail;
 	int stop;
 	__u64 retry_at;
-	unsigned long long seq;  /* a sliding log's admission ids: host/seq (under lock) */
+	/* a sliding log's admission ids, host/seq (under lock): from a random start, so
+	 * that services of one instance name on several hosts never write the same member */
+	unsigned long long seq;
 	struct xrl_http_redis_stats st;
 };
 
@@ -188,6 +192,9 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 		pthread_condattr_destroy(&a);
 	}
 	rd->tail = &rd->head;
+	if (getrandom(&rd->seq, sizeof(rd->seq), 0) != sizeof(rd->seq))
+		rd->seq = (unsigned long long)mono_ns() ^ ((unsigned long long)getpid() << 32);
+	rd->seq >>= 1;   /* room to count up */
 	if (pthread_create(&rd->thread, NULL, dispatcher, rd)) {
 		snprintf(err, errlen, "cannot start the Redis thread");
 		free(rd);
