@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # xrl http's --global rules against a real redis-server on a loopback port:
 # exact across services (20 simultaneous requests split over two services
-# against a limit of 10 pass exactly 10), per-instance memory against
+# against a limit of 10 pass exactly 10, for the token bucket, the sliding
+# window and the sliding log), the literature's window cases through nginx
+# (10/s: 10 at 0.90 s and 10 at 1.05 s of a UTC second), per-instance memory against
 # --global through nginx with two xrl http behind it (30 requests over 30 s
 # against 10 per minute), and each --on-redis-failure policy with Redis
 # stopped (SIGSTOP) and killed: every request answered within the deadline.
@@ -50,6 +52,54 @@ ra=$(awk -F': ' 'tolower($1) == "retry-after" { gsub("\r", "", $2); print $2 }' 
 check "a --global refusal carries Retry-After (6 s for 10/m: got '$ra')" "\"$ra\" == \"6\""
 check "the key in Redis is hashed: no client value in it" \
 	"$(redis-cli -p "$RPORT" --scan --pattern '*c1*' | wc -l) == 0 && $(redis-cli -p "$RPORT" --scan --pattern 'xrl:{http:race:*' | wc -l) == 1"
+
+section "sliding window and sliding log --global: 20 simultaneous requests over two services against a limit of 10 pass exactly 10"
+printf 'sw --key header:X-Client --rate 10/m --algo sliding-window --global --missing refuse --path /sw
+sl --key header:X-Client --rate 10/m --algo sliding-log --global --missing refuse --path /sl\n' >"$XRLT_TMP/slide.rules"
+http_start sa "$XRLT_TMP/slide.rules" --redis "$RURL" --redis-timeout $TMO
+http_start sb "$XRLT_TMP/slide.rules" --redis "$RURL" --redis-timeout $TMO
+for algo in sw sl; do
+	hey_codes "http://127.0.0.1:$HTTP_PORT_sa/check" 10 10 -H "X-Original-URI: /$algo" -H 'X-Client: c1' >"$XRLT_TMP/ra" &
+	p1=$!
+	hey_codes "http://127.0.0.1:$HTTP_PORT_sb/check" 10 10 -H "X-Original-URI: /$algo" -H 'X-Client: c1' >"$XRLT_TMP/rb" &
+	p2=$!
+	wait $p1 $p2
+	a=$(( $(code_count 200 <"$XRLT_TMP/ra") + $(code_count 200 <"$XRLT_TMP/rb") ))
+	d=$(( $(code_count 429 <"$XRLT_TMP/ra") + $(code_count 429 <"$XRLT_TMP/rb") ))
+	check "--algo $algo --global: 10 accepted, 10 refused over both services (got $a/$d)" \
+		"$a == 10 && $d == 10"
+done
+# the refused requests counted nowhere: the window's counters and the log hold the 10 admitted
+wc=$(redis-cli -p "$RPORT" --scan --pattern 'xrl:{http:sw:*}:w:*' | xargs -r redis-cli -p "$RPORT" mget | awk '{ s += $1 } END { print s + 0 }')
+lc=$(redis-cli -p "$RPORT" --scan --pattern 'xrl:{http:sl:*}:l' | xargs -r redis-cli -p "$RPORT" zcard)
+check "Redis holds the 10 admitted, not the 20 asked (window counters: $wc, log members: $lc)" \
+	"${wc:-0} == 10 && ${lc:-0} == 10"
+hdr=$(curl -s -m 2 -D - -o /dev/null -H 'X-Original-URI: /sl' -H 'X-Client: c1' "http://127.0.0.1:$HTTP_PORT_sa/check")
+ra=$(awk -F': ' 'tolower($1) == "retry-after" { gsub("\r", "", $2); print $2 }' <<<"$hdr")
+check "a sliding log's refusal waits for its oldest request to leave the minute (Retry-After 58-60: got '$ra')" \
+	"${ra:-0} >= 58 && ${ra:-0} <= 60"
+
+section "--global through nginx and two xrl http, 10/s: 10 at 0.90 s and 10 at 1.05 s of a UTC second"
+printf '%s\n' 'fw --key ip --rate 10/s --algo fixed-window --global --path /fw' \
+	'sw --key ip --rate 10/s --algo sliding-window --global --path /sw' \
+	'sl --key ip --rate 10/s --algo sliding-log --global --path /sl' >"$XRLT_TMP/lit.rules"
+http_start la "$XRLT_TMP/lit.rules" --redis "$RURL" --redis-timeout $TMO
+http_start lb "$XRLT_TMP/lit.rules" --redis "$RURL" --redis-timeout $TMO
+http_nginx lit "$HTTP_PORT_la" "$HTTP_PORT_lb"
+for algo in fw sw sl; do
+	sleep_to_fraction 0.90
+	t1=$(date +%s.%N)
+	r1=$(hey_codes "http://127.0.0.1:$NGINX_PORT_lit/$algo" 10 10)
+	sleep_to_fraction 0.05 0
+	t2=$(date +%s.%N)
+	r2=$(hey_codes "http://127.0.0.1:$NGINX_PORT_lit/$algo" 10 10)
+	eval "${algo}_1=$(code_count 200 <<<"$r1") ${algo}_2=$(code_count 200 <<<"$r2")"
+	eval "${algo}_at='${t1:9:4} s then ${t2:9:4} s'"
+done
+check "fixed window --global: 10 + 10 accepted (got $fw_1 + $fw_2; sent at $fw_at)" "$fw_1 == 10 && $fw_2 == 10"
+# at 1.05 s the previous window's 10 weigh 10 x 0.95: no room for one more
+check "sliding window --global: 10 accepted, then 0 (got $sw_1 + $sw_2; sent at $sw_at)" "$sw_1 == 10 && $sw_2 == 0"
+check "sliding log --global: 10 accepted, then 0 (got $sl_1 + $sl_2; sent at $sl_at)" "$sl_1 == 10 && $sl_2 == 0"
 
 section "Redis calls per decision: one Lua call per request, pipelined"
 metric() { curl -s -m 5 "http://127.0.0.1:$HTTP_PORT_a/metrics" | awk -v n="$1" '$1 == n"{instance=\"default\"}" { print $2 }'; }

@@ -865,6 +865,7 @@ static void test_script_layout(void **state)
 	check_layout(xrl_script_source[XRL_SCRIPT_HOSTS], "hosts", XRL_HOSTS_FIXED);
 	check_layout(xrl_script_source[XRL_SCRIPT_WINDOW], "window", XRL_WINDOW_FIXED);
 	check_layout(xrl_script_source[XRL_SCRIPT_LOG], "log", XRL_SLOG_FIXED);
+	check_layout(xrl_script_source[XRL_SCRIPT_TAKE], "take", XRL_TAKE_FIXED);
 }
 
 /* One window call of the sources keys[] adding n[]: its answers (asserted complete). */
@@ -956,6 +957,81 @@ static void log_call(struct xrl_redis *r, const char *host, const char *win_us, 
 		fail_msg("log.lua: %s", c.reply->str);
 	assert_int_equal(xrl_slog_decode(c.reply, cnt, ans), 0);
 	xrl_redis_calls_free(&c, 1);
+}
+
+/* One take.lua call (xrl http's --global sliding algorithms): its answer. */
+static void take_call(struct xrl_redis *r, const char *mode, const char *key, const char *win_us,
+		      const char *limit, const char *id, struct xrl_take_answer *ans)
+{
+	const char *argv[XRL_TAKE_ARGC], *fixed[XRL_TAKE_FIXED];
+	struct xrl_redis_call c = { 0 };
+	char err[256];
+
+	fixed[XRL_TAKE_MODE] = mode;
+	fixed[XRL_TAKE_WIN_US] = win_us;
+	fixed[XRL_TAKE_LIMIT] = limit;
+	fixed[XRL_TAKE_ID] = id;
+	xrl_take_build(&c, argv, key, fixed);
+	assert_int_equal(xrl_redis_run(r, &c, 1, err, sizeof(err)), 0);
+	if (c.reply->type == REDIS_REPLY_ERROR)
+		fail_msg("take.lua: %s", c.reply->str);
+	assert_int_equal(xrl_take_decode(c.reply, ans), 0);
+	xrl_redis_calls_free(&c, 1);
+}
+
+/*
+ * take.lua decides a request in the daemon's own keys: after a host's
+ * round reported 6 admissions of a source (window.lua's counter, log.lua's
+ * set), requests of the same key and limit 10 pass 4 times, then are
+ * refused, and the refused count nowhere (the daemon then reads 10).
+ */
+static void test_take_shares_keys(void **state)
+{
+	const char *six[1] = { "6" }, *none[1] = { "0" };
+	struct xrl_window_answer w0, w1;
+	struct xrl_slog_answer l1;
+	struct xrl_take_answer t;
+	struct xrl_redis r;
+	char key[64], id[16];
+	int k, i, passed;
+
+	(void)state;
+	connect_client(&r);
+	/* an hour's window: retry with a new key if its boundary fell between the calls */
+	for (k = 0; k < 2; k++) {
+		const char *keys[1] = { key };
+
+		snprintf(key, sizeof(key), "xrl:{tk:%d:198.18.0.1}", k);
+		window_call(&r, "3600000000", keys, six, 1, &w0);
+		for (i = 0, passed = 0; i < 6; i++) {
+			take_call(&r, "w", key, "3600000000", "10", "", &t);
+			passed += t.admitted == 1;
+			assert_true(t.admitted == 1 || t.admitted == 0);
+		}
+		window_call(&r, "3600000000", keys, none, 1, &w1);
+		if (w0.idx == w1.idx)
+			break;
+	}
+	assert_int_equal(passed, 4);
+	assert_true(w1.cur == 10);
+	assert_true(t.admitted == 0 && t.left == 0);
+	/* the log: host pkt reported 6; requests of ids http/N pass 4 times */
+	snprintf(key, sizeof(key), "xrl:{tk:log:198.18.0.1}");
+	{
+		const char *keys[1] = { key };
+
+		log_call(&r, "pkt", "60000000", "64", keys, six, 1, &l1);
+		for (i = 0, passed = 0; i < 6; i++) {
+			snprintf(id, sizeof(id), "http/%d", i);
+			take_call(&r, "l", key, "60000000", "10", id, &t);
+			passed += t.admitted == 1;
+		}
+		assert_int_equal(passed, 4);
+		assert_true(t.admitted == 0 && t.retry_us > 59000000 && t.retry_us <= 60000000);
+		log_call(&r, "other", "60000000", "64", keys, none, 1, &l1);
+		assert_true(l1.others == 10);
+	}
+	xrl_redis_close(&r);
 }
 
 static long long raw_int(redisContext *c, const char *fmt, const char *key)
@@ -1379,6 +1455,7 @@ int main(void)
 		cmocka_unit_test(test_script_layout),
 		cmocka_unit_test(test_window_counters),
 		cmocka_unit_test(test_log_reports),
+		cmocka_unit_test(test_take_shares_keys),
 		cmocka_unit_test(test_script_keys),
 		cmocka_unit_test(test_wrong_argc_refused),
 		cmocka_unit_test(test_timeout_when_stopped),

@@ -20,6 +20,10 @@
 #include "xrl_http_escalate.h"
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
+#include "xrl_http_packet.h"
+#include "xrl_fleet_keys.h"
+#include "xrl_cluster.h"
+#include "xrl_rule.h"
 #include <jansson.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -61,6 +65,12 @@ static void test_rules_ok(void **state)
 	assert_int_equal(rs.rule[2].missing_refuse, 1);
 	assert_int_equal(rs.rule[3].algo, XRL_HTTP_ALGO_LEAKY);
 	assert_int_equal(rs.rule[3].queue, 10);
+	/* every window algorithm goes --global (take.lua decides the sliding ones in Redis) */
+	assert_int_equal(xrl_http_rules_parse(
+		"sw --key ip --rate 10/s --algo sliding-window --global\n"
+		"sl --key ip --rate 10/s --algo sliding-log --global\n", &rs, err, sizeof(err)), 0);
+	assert_int_equal(rs.rule[0].global, 1);
+	assert_int_equal(rs.rule[1].algo, XRL_ALGO_SLIDING_LOG);
 }
 
 /* text's error is exactly want */
@@ -97,7 +107,7 @@ static void test_rules_errors(void **state)
 	refused("a --key ip+header:K --missing pass --rate 5/s --escalate 3 --block 1m\n", "line 1, column 60: rule 'a': --escalate is for a rule keyed by ip alone");
 	refused("a --key ip --rate 5/s --escalate 0 --block 1m\n", "line 1, column 34: ");
 	refused("a --key ip --rate 5/s --escalate 3 --block 169h\n", "line 1, column 44: invalid --block");
-	refused("a --key ip --rate 5/s --global --algo sliding-log\n", "line 1, column 1: --global is for token-bucket and fixed-window");
+	refused("a --key ip --rate 5/s --global --algo leaky-bucket --queue 3\n", "line 1, column 1: --global is for token-bucket, fixed-window, sliding-window and sliding-log rules");
 }
 
 static struct xrl_http_addr A(const char *s)
@@ -106,6 +116,106 @@ static struct xrl_http_addr A(const char *s)
 
 	assert_int_equal(xrl_http_addr_parse(s, strlen(s), &a), 0);
 	return a;
+}
+
+/* the instance's rule set of the --packet-rule tests: id 3, 5 and 9 */
+static int pkt_rules(struct xrl_rule_def *defs, __u32 *ids)
+{
+	static const char *const lines[] = {
+		"198.18.0.0/24 --rate 10/m --burst 10 --global",
+		"198.18.1.0/24 --rate 10/m --burst 10",
+		"2001:db8::/32 --rate 5/s --per 64 --algo sliding-window --global",
+	};
+	char err[256];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (xrl_rule_parse_line(lines[i], &defs[i], err, sizeof(err)) != 1)
+			fail_msg("%s: %s", lines[i], err);
+		ids[i] = i == 0 ? 3 : i == 1 ? 5 : 9;
+	}
+	return 3;
+}
+
+/* text resolved against pkt_rules: 0 or -1 with err starting with want */
+static int pkt_resolve(const char *text, struct xrl_http_rules *rs, const char *want)
+{
+	struct xrl_rule_def defs[3];
+	__u32 ids[3];
+	char err[512] = "";
+	int n = pkt_rules(defs, ids), rc;
+
+	assert_int_equal(xrl_http_rules_parse(text, rs, err, sizeof(err)), 0);
+	rc = xrl_http_packet_resolve(rs, defs, ids, n, 0, err, sizeof(err));
+	if (want && (rc != -1 || strncmp(err, want, strlen(want))))
+		fail_msg("'%s': got %d '%s', want -1 '%s...'", text, rc, err, want);
+	if (!want && rc)
+		fail_msg("'%s': %s", text, err);
+	return rc;
+}
+
+/*
+ * --packet-rule: the packet rule found by prefix or id, its budget's key
+ * the daemon's own (xrl_fleet_source_key with the rule's fleet name, the
+ * source masked to its --per), its GCRA figures the daemon's; a rule of
+ * another algorithm, rate or burst, a local packet rule, and a key other
+ * than ip are refused; addresses outside its prefix are not under it.
+ */
+static void test_packet_rule(void **state)
+{
+	static struct xrl_http_rules rs;
+	struct xrl_rule_def defs[3];
+	struct xrl_bucket_key k = { .family = 4 };
+	__u32 ids[3];
+	char name[17], want[160], got[160];
+	struct xrl_http_addr in = A("198.18.0.7"), out = A("198.18.2.7"), v6 = A("2001:db8:0:1:2::9");
+
+	(void)state;
+	pkt_rules(defs, ids);
+	pkt_resolve("p --key ip --rate 10/m --burst 10 --packet-rule 198.18.0.0/24\n", &rs, NULL);
+	assert_int_equal(rs.rule[0].global, 1);
+	assert_int_equal(rs.rule[0].pkt.set, 1);
+	assert_int_equal(rs.rule[0].pkt.id, 3);
+	xrl_fleet_rule_name(&defs[0], name);
+	assert_string_equal(rs.rule[0].pkt.name, name);
+	assert_string_equal(rs.rule[0].pkt.iv, "6000000.000000");
+	assert_string_equal(rs.rule[0].pkt.span, "60000000.000000");
+	assert_true(xrl_http_packet_covers(&rs.rule[0].pkt, &in));
+	assert_false(xrl_http_packet_covers(&rs.rule[0].pkt, &out));
+	assert_false(xrl_http_packet_covers(&rs.rule[0].pkt, &v6));
+	memcpy(k.addr, in.a + 12, 4);
+	xrl_fleet_source_key(name, &k, 32, want, sizeof(want));
+	xrl_http_packet_key(&rs.rule[0].pkt, &in, got, sizeof(got));
+	assert_string_equal(got, want);
+	/* on a Redis Cluster: the daemon's tagged key, the source's shard's tag */
+	{
+		struct xrl_http_packet pc = rs.rule[0].pkt;
+
+		pc.cluster = 1;
+		xrl_fleet_source_key_tagged(xrl_cluster_shard_tag(xrl_fleet_source_shard(
+						    &k, XRL_CLUSTER_SHARDS)), name, &k, 32, want,
+					    sizeof(want));
+		xrl_http_packet_key(&pc, &in, got, sizeof(got));
+		assert_string_equal(got, want);
+		assert_non_null(strstr(got, "}:"));
+	}
+	/* by id; an IPv6 rule per /64 */
+	pkt_resolve("q --key ip --rate 5/s --algo sliding-window --packet-rule 9\n", &rs, NULL);
+	assert_true(xrl_http_packet_covers(&rs.rule[0].pkt, &v6));
+	xrl_http_packet_key(&rs.rule[0].pkt, &v6, got, sizeof(got));
+	xrl_fleet_rule_name(&defs[2], name);
+	snprintf(want, sizeof(want), "xrl:{%s:2001:db8:0:1::/64}", name);
+	assert_string_equal(got, want);
+	pkt_resolve("p --key ip --rate 10/m --packet-rule 198.18.1.0/24\n", &rs,
+		    "rule 'p': packet rule 198.18.1.0/24 --rate 10/m --burst 10 --per 32 (id 5) is not a --global");
+	pkt_resolve("p --key ip --rate 20/m --burst 10 --packet-rule 3\n", &rs,
+		    "rule 'p': packet rule 198.18.0.0/24 --rate 10/m --burst 10 --per 32 --global (id 3) is another budget: give this rule its --algo token-bucket, --rate and --burst to share it");
+	pkt_resolve("p --key ip --rate 10/m --burst 5 --packet-rule 3\n", &rs, "rule 'p': packet rule");
+	pkt_resolve("p --key ip --rate 10/m --algo fixed-window --packet-rule 3\n", &rs, "rule 'p': packet rule");
+	pkt_resolve("p --key ip --rate 10/m --packet-rule 4\n", &rs, "rule 'p': --packet-rule 4: the instance has no rule with id 4");
+	pkt_resolve("p --key ip --rate 10/m --packet-rule 198.18.7.0/24\n", &rs, "rule 'p': --packet-rule 198.18.7.0/24: the instance has no rule of that prefix");
+	refused("p --key ip/24 --rate 10/m --packet-rule 3\n", "line 1, column 27: rule 'p': --packet-rule needs --key ip");
+	refused("p --key header:K --missing pass --rate 10/m --packet-rule 3\n", "line 1, column 45: rule 'p': --packet-rule needs --key ip");
 }
 
 /*
@@ -497,6 +607,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_ok),
 		cmocka_unit_test(test_rules_errors),
+		cmocka_unit_test(test_packet_rule),
 		cmocka_unit_test(test_xff),
 		cmocka_unit_test(test_query_arg),
 		cmocka_unit_test(test_fields),

@@ -165,6 +165,25 @@ int xrl_hosts_decode(const struct redisReply *rep, double *live, double *rate_su
 	return xrl_redis_reply_num(rep, 0, live) || xrl_redis_reply_num(rep, 1, rate_sum) ? -1 : 0;
 }
 
+void xrl_take_build(struct xrl_redis_call *c, const char **argv, const char *key,
+		    const char *const fixed[XRL_TAKE_FIXED])
+{
+	argv[0] = key;
+	memcpy(&argv[1], fixed, XRL_TAKE_FIXED * sizeof(*argv));
+	c->script = XRL_SCRIPT_TAKE;
+	c->nkeys = 1;
+	c->argc = XRL_TAKE_ARGC;
+	c->argv = argv;
+}
+
+int xrl_take_decode(const struct redisReply *rep, struct xrl_take_answer *out)
+{
+	return xrl_redis_reply_num(rep, 0, &out->admitted) ||
+	       xrl_redis_reply_num(rep, 1, &out->left) ||
+	       xrl_redis_reply_num(rep, 2, &out->reset_us) ||
+	       xrl_redis_reply_num(rep, 3, &out->retry_us) ? -1 : 0;
+}
+
 static int add_key(struct xrl_script_key *out, int n, int max, const char *type, const char *fmt,
 		   const char *key, unsigned long long idx)
 {
@@ -202,6 +221,16 @@ int xrl_script_keys(const struct xrl_redis_call *c, unsigned long long now_us,
 	case XRL_SCRIPT_LOG:   /* BASE:l sorted sets (log.lua) */
 		for (j = 0; j < c->nkeys; j++)
 			n = add_key(out, n, max, "zset", "%s:l", c->argv[j], 0);
+		break;
+	case XRL_SCRIPT_TAKE:   /* a window's counters or a log's set (take.lua) */
+		if (c->argv[1 + XRL_TAKE_MODE][0] == 'l') {
+			n = add_key(out, n, max, "zset", "%s:l", c->argv[0], 0);
+			break;
+		}
+		win = strtoull(c->argv[1 + XRL_TAKE_WIN_US], NULL, 10);
+		idx = win ? now_us / win : 0;
+		n = add_key(out, n, max, "string", "%s:w:%llu", c->argv[0], idx - 1);
+		n = add_key(out, n, max, "string", "%s:w:%llu", c->argv[0], idx);
 		break;
 	default:
 		break;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The one definition of the Lua scripts' argument layout (user/daemon/lua/ (gcra.lua, hosts.lua, window.lua, log.lua)
+ * The one definition of the Lua scripts' argument layout (user/daemon/lua/ (gcra.lua, hosts.lua, window.lua, log.lua,
+ * take.lua)
  * read their ARGV by these positions), with the builder of each call and
  * the decoder of its reply, shared by the daemon and test_redis.
  */
@@ -141,6 +142,31 @@ void xrl_slog_build(struct xrl_redis_call *c, const char **argv,
 		    const char *const *n_text, int n);
 /* Its answers; 0 when all were there, -1 otherwise (those missing NAN). */
 int xrl_slog_decode(const struct redisReply *rep, int n, struct xrl_slog_answer *out);
+
+/*
+ * take.lua (xrl http's --global sliding-window and sliding-log: one
+ * request decided and counted on Redis' clock, in window.lua's counters or
+ * log.lua's set). KEYS: the base key. ARGV: these. Reply: admitted (1/0),
+ * requests left, µs until the window resets, µs until one would pass.
+ */
+enum xrl_take_arg {
+	XRL_TAKE_MODE = 0,      /* "w" sliding window, "l" sliding log */
+	XRL_TAKE_WIN_US,        /* the window's length, µs */
+	XRL_TAKE_LIMIT,         /* requests per window */
+	XRL_TAKE_ID,            /* the admission's id in a log, unique per request */
+	XRL_TAKE_FIXED,
+};
+#define XRL_TAKE_ARGC (1 + XRL_TAKE_FIXED)
+
+struct xrl_take_answer {
+	double admitted, left, reset_us, retry_us;
+};
+
+/* A take call into argv (XRL_TAKE_ARGC slots): fixed[] by enum xrl_take_arg. */
+void xrl_take_build(struct xrl_redis_call *c, const char **argv, const char *key,
+		    const char *const fixed[XRL_TAKE_FIXED]);
+/* Its answer; 0 when all was there, -1 otherwise. */
+int xrl_take_decode(const struct redisReply *rep, struct xrl_take_answer *out);
 
 /* A key a script call writes, and the type the script keeps there. */
 struct xrl_script_key {

@@ -8,6 +8,7 @@ enum xrl_script {
 	XRL_SCRIPT_HOSTS,      /* report this host's use of a rule; return live hosts and their use */
 	XRL_SCRIPT_WINDOW,     /* --algo: add admissions to window counters; return the fleet's counts */
 	XRL_SCRIPT_LOG,        /* --algo sliding-log: add a round's report to the log; return the others' */
+	XRL_SCRIPT_TAKE,       /* xrl http --global sliding window or log: admit one request or not */
 	XRL_SCRIPT_COUNT,
 };
 

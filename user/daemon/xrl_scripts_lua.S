@@ -25,4 +25,10 @@ xrl_lua_log:
 	.incbin "user/daemon/lua/log.lua"
 	.byte 0
 	.size xrl_lua_log, . - xrl_lua_log
+	.globl xrl_lua_take
+	.type xrl_lua_take, @object
+xrl_lua_take:
+	.incbin "user/daemon/lua/take.lua"
+	.byte 0
+	.size xrl_lua_take, . - xrl_lua_take
 	.section .note.GNU-stack, "", @progbits

@@ -16,6 +16,7 @@
 
 #include "xrl_http_decide.h"
 #include "xrl_http_client.h"
+#include "xrl_http_packet.h"
 #include "xrl_bucket.h"
 #include "xrl_take.h"
 #include "xrl_algo.h"
@@ -371,7 +372,8 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 {
 	struct xrl_http_entry *ent[XRL_HTTP_MAX_RULES];
 	__u64 *ring[XRL_HTTP_MAX_RULES], keys[XRL_HTTP_MAX_RULES];
-	char gname[XRL_HTTP_MAX_RULES][33];
+	/* a global rule's name in Redis (a --packet-rule's: the daemon's whole key) */
+	char gname[XRL_HTTP_MAX_RULES][XRL_HTTP_GKEY_MAX];
 	/* 1: decided here (local, or a global rule under --on-redis-failure local) */
 	int idx[XRL_HTTP_MAX_RULES], local[XRL_HTTP_MAX_RULES], n = 0, i, pass = 1, nglobal = 0;
 
@@ -384,7 +386,12 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 
 		if (!rule_matches(r, req))
 			continue;
+		/* a packet rule's budget: only its prefix's sources are under it */
+		if (r->pkt.set && !xrl_http_packet_covers(&r->pkt, req->client_addr))
+			continue;
 		keys[n] = rule_key(s, r, req, r->global && g ? gname[n] : NULL);
+		if (r->pkt.set && g)
+			xrl_http_packet_key(&r->pkt, req->client_addr, gname[n], sizeof(gname[n]));
 		memset(p, 0, sizeof(*p));
 		p->rule = i;
 		p->pass = 1;

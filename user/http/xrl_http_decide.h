@@ -65,13 +65,17 @@ struct xrl_http_request {
 	void *header_arg;
 };
 
+/* A global rule's key text at most: a hash (32 hex), or a --packet-rule's Redis key. */
+#define XRL_HTTP_GKEY_MAX 160
+
 /* What --global rules do when Redis does not answer in time. */
 enum xrl_http_failure { XRL_HTTP_FAIL_LOCAL, XRL_HTTP_FAIL_OPEN, XRL_HTTP_FAIL_CLOSED };
 
 /*
  * The --global rules' decider (xrl_http_redis_decide): 1 pass, 0 refuse
  * (figures in f), -1 no answer in time. gkey: the rule's key as a hash that
- * every service computes alike (no per-process seed).
+ * every service computes alike (no per-process seed); for a --packet-rule,
+ * the daemon's own key of the source (xrl_http_packet_key).
  */
 struct xrl_http_global {
 	int (*decide)(void *arg, const struct xrl_http_rule *r, const char *gkey,

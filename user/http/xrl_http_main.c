@@ -23,6 +23,7 @@
 #include "xrl_http_client.h"
 #include "xrl_http_decide.h"
 #include "xrl_http_escalate.h"
+#include "xrl_http_packet.h"
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
 #include "xrl_http_redis.h"
@@ -164,6 +165,46 @@ static void escalate(const struct xrl_http_figures *per, int n, const struct xrl
 	}
 }
 
+/*
+ * A rule set with --packet-rule: find each packet rule in the instance's rule
+ * set as it is now (read at every load: a changed packet rule is a new
+ * budget in Redis, so reload xrl http after changing one). 0, or -1 with err.
+ */
+static int pkt_ready(struct xrl_http_rules *rules, char *err, size_t errlen)
+{
+	static struct xrl_rule_def defs[XRL_MAX_RULES];
+	static __u32 ids[XRL_MAX_RULES];
+	struct xrl_instance in = { .name = svc.instance, .pin_dir = svc.pin_dir, .lock_fd = -1,
+				   .rules_fd = -1 };
+	struct xrl_maps m;
+	int n = 0, rc;
+
+	if (!xrl_http_packet_wanted(rules))
+		return 0;
+	if (!svc.redis) {
+		snprintf(err, errlen, "--packet-rule takes from the packet rule's budget in Redis: "
+			 "give --redis (the daemon's)");
+		return -1;
+	}
+	xrl_maps_none(&m);
+	if (xrl_instance_open(&in, XRL_LOCK_NONE, 0, XRL_OPEN_NO_IFACE, &m, err, errlen)) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, " (--packet-rule reads the rules of instance '%s': "
+			 "run xrl http as root, with --instance naming it)", svc.instance);
+		return -1;
+	}
+	rc = xrl_ruleset_read(&m, defs, ids, &n);
+	xrl_instance_close(&in, &m);
+	if (rc) {
+		snprintf(err, errlen, "cannot read the rules of instance '%s': %s", svc.instance,
+			 strerror(-rc));
+		return -1;
+	}
+	return xrl_http_packet_resolve(rules, defs, ids, n, xrl_http_redis_cluster(svc.redis), err,
+				       errlen);
+}
+
 static int load_rules(const char *file, int reload)
 {
 	static struct xrl_http_rules rules;
@@ -174,7 +215,7 @@ static int load_rules(const char *file, int reload)
 		xrl_log(XRL_LOG_ERR, "%s%s", err, reload ? "; the rules in force are kept" : "");
 		return -1;
 	}
-	if (esc_ready(&rules, err, sizeof(err))) {
+	if (esc_ready(&rules, err, sizeof(err)) || pkt_ready(&rules, err, sizeof(err))) {
 		xrl_log(XRL_LOG_ERR, "%s: %s%s", file, err, reload ? "; the rules in force are kept" : "");
 		return -1;
 	}
@@ -642,8 +683,6 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return 1;
 	}
-	if (load_rules(o->rules, 0))
-		return 1;
 	if (o->redis) {
 		char host[96];
 
@@ -659,6 +698,8 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		svc.global.policy = o->failure == 1 ? XRL_HTTP_FAIL_OPEN :
 				    o->failure == 2 ? XRL_HTTP_FAIL_CLOSED : XRL_HTTP_FAIL_LOCAL;
 	}
+	if (load_rules(o->rules, 0))
+		return 1;
 	/* the server's threads inherit the mask: the signals come to sigwait below */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGHUP);

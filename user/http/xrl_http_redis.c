@@ -13,8 +13,10 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "xrl_http_redis.h"
@@ -34,7 +36,7 @@ struct job {
 	struct job *next;
 	struct xrl_redis_call call;
 	const char *argv[XRL_GCRA_FIXED + 2];
-	char key[160], nd[16], iv[32], span[32], life[32], win[32];
+	char key[160], nd[16], iv[32], span[32], life[32], win[32], lim[16], id[112];
 	int refs;          /* 2: the requester and the dispatcher */
 	int done, ok;
 	__u64 sent_ns;
@@ -52,6 +54,9 @@ struct xrl_http_redis {
 	struct job *head, **tail;
 	int stop;
 	__u64 retry_at;
+	/* a sliding log's admission ids, host/seq (under lock): from a random start, so
+	 * that services of one instance name on several hosts never write the same member */
+	unsigned long long seq;
 	struct xrl_http_redis_stats st;
 };
 
@@ -187,6 +192,9 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 		pthread_condattr_destroy(&a);
 	}
 	rd->tail = &rd->head;
+	if (getrandom(&rd->seq, sizeof(rd->seq), 0) != sizeof(rd->seq))
+		rd->seq = (unsigned long long)mono_ns() ^ ((unsigned long long)getpid() << 32);
+	rd->seq >>= 1;   /* room to count up */
 	if (pthread_create(&rd->thread, NULL, dispatcher, rd)) {
 		snprintf(err, errlen, "cannot start the Redis thread");
 		free(rd);
@@ -205,6 +213,11 @@ void xrl_http_redis_stop(struct xrl_http_redis *rd)
 	pthread_mutex_unlock(&rd->lock);
 	pthread_join(rd->thread, NULL);
 	xrl_redis_close(&rd->conn);
+}
+
+int xrl_http_redis_cluster(const struct xrl_http_redis *rd)
+{
+	return rd->conn.url.cluster;
 }
 
 void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats *out)
@@ -230,7 +243,10 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 	if (!j)
 		return -1;
 	j->refs = 2;
-	snprintf(j->key, sizeof(j->key), "xrl:{http:%s:%s}", r->name, gkey);
+	if (r->pkt.set)   /* the packet rule's key: the daemon's, whole */
+		snprintf(j->key, sizeof(j->key), "%s", gkey);
+	else
+		snprintf(j->key, sizeof(j->key), "xrl:{http:%s:%s}", r->name, gkey);
 	f->quota = r->count;
 	f->window_s = r->period_s;
 	if (r->algo == XRL_ALGO_FIXED_WINDOW) {
@@ -238,15 +254,35 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 
 		snprintf(j->win, sizeof(j->win), "%llu", (unsigned long long)r->period_s * 1000000ull);
 		xrl_window_build(&j->call, j->argv, j->win, keys, n, 1);
+	} else if (r->algo == XRL_ALGO_SLIDING_WINDOW || r->algo == XRL_ALGO_SLIDING_LOG) {
+		const char *fixed[XRL_TAKE_FIXED];
+
+		snprintf(j->win, sizeof(j->win), "%llu", (unsigned long long)r->period_s * 1000000ull);
+		snprintf(j->lim, sizeof(j->lim), "%llu", (unsigned long long)r->count);
+		pthread_mutex_lock(&rd->lock);
+		snprintf(j->id, sizeof(j->id), "%s/%llu", rd->host, ++rd->seq);
+		pthread_mutex_unlock(&rd->lock);
+		fixed[XRL_TAKE_MODE] = r->algo == XRL_ALGO_SLIDING_LOG ? "l" : "w";
+		fixed[XRL_TAKE_WIN_US] = j->win;
+		fixed[XRL_TAKE_LIMIT] = j->lim;
+		fixed[XRL_TAKE_ID] = j->id;
+		xrl_take_build(&j->call, j->argv, j->key, fixed);
 	} else {
 		double iv = (double)r->period_s * 1e6 / (double)r->count;
 		__u64 burst = r->burst ? r->burst : r->count;
 		const char *fixed[XRL_GCRA_FIXED];
 		struct xrl_gcra_source src = { .key = j->key, .n = "1" };
 
-		snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
-		snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
-		snprintf(j->life, sizeof(j->life), "%.0f", iv * (double)burst + 1e6);
+		if (r->pkt.set) {
+			/* the packet rule's figures and the TAT life every daemon passes */
+			snprintf(j->iv, sizeof(j->iv), "%s", r->pkt.iv);
+			snprintf(j->span, sizeof(j->span), "%s", r->pkt.span);
+			snprintf(j->life, sizeof(j->life), "%s", r->pkt.life);
+		} else {
+			snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
+			snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
+			snprintf(j->life, sizeof(j->life), "%.0f", iv * (double)burst + 1e6);
+		}
 		fixed[XRL_GCRA_MODE] = "1";
 		fixed[XRL_GCRA_HOST] = rd->host;
 		fixed[XRL_GCRA_WINDOW_US] = "1000000";
@@ -279,6 +315,17 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 			f->remaining = ret ? (__u64)((double)r->count - a.cur) : 0;
 			f->reset_s = ceil_s_us(win_us - a.pos_us);
 			f->retry_s = ret ? 0 : (f->reset_s ? f->reset_s : 1);
+		}
+	} else if (j->ok && (r->algo == XRL_ALGO_SLIDING_WINDOW || r->algo == XRL_ALGO_SLIDING_LOG)) {
+		struct xrl_take_answer a;
+
+		if (!xrl_take_decode(j->reply, &a)) {
+			ret = a.admitted >= 1;
+			f->remaining = (__u64)a.left;
+			f->reset_s = ceil_s_us(a.reset_us);
+			f->retry_s = ret ? 0 : ceil_s_us(a.retry_us);
+			if (!ret && !f->retry_s)
+				f->retry_s = 1;
 		}
 	} else if (j->ok) {
 		struct xrl_gcra_source src = { .key = j->key, .n = "1" };

@@ -2,7 +2,9 @@
 /*
  * The --global rules' path: one Lua call per request and rule on Redis'
  * clock (envoy ratelimit's model), the daemon's scripts (gcra.lua in take
- * mode for the token bucket, window.lua for the fixed window) over the
+ * mode for the token bucket, window.lua for the fixed window, take.lua
+ * deciding and counting a sliding window's or log's request in the keys
+ * of window.lua and log.lua) over the
  * daemon's connection code, pipelined: one thread sends every request
  * waiting, then reads their replies, on one connection. A call has a
  * deadline of a few milliseconds; past it the caller applies the failure
@@ -44,5 +46,7 @@ void xrl_http_redis_stop(struct xrl_http_redis *r);
 int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule *r,
 			  const char *gkey, struct xrl_http_figures *f);
 void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats *out);
+/* Is the Redis of rd a cluster (redis-cluster://)? */
+int xrl_http_redis_cluster(const struct xrl_http_redis *rd);
 
 #endif /* XRL_HTTP_REDIS_H */

@@ -165,6 +165,7 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 	static struct word w[MAX_WORDS];
 	char why[XRL_ERRLEN];
 	int n = 0, i, col = 1, have_key = 0, have_rate = 0, have_missing = 0, esc_col = 0;
+	int plain_ip = 0, pkt_col = 0;
 	const char *p = line;
 	__u64 v;
 
@@ -214,10 +215,11 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 					    strcmp(o, "--burst") && strcmp(o, "--algo") &&
 					    strcmp(o, "--path") && strcmp(o, "--method") &&
 					    strcmp(o, "--missing") && strcmp(o, "--queue") &&
-					    strcmp(o, "--escalate") && strcmp(o, "--block")))
+					    strcmp(o, "--escalate") && strcmp(o, "--block") &&
+					    strcmp(o, "--packet-rule")))
 			return bad(err, errlen, w[i].col, "unknown word '%s' (options: --key --rate "
 				   "--burst --algo --path --method --missing --queue --global "
-				   "--escalate --block)", o, "");
+				   "--escalate --block --packet-rule)", o, "");
 		if (!a)
 			return bad(err, errlen, ac, "%s needs a value", o, "");
 		i++;
@@ -226,6 +228,14 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 				return bad(err, errlen, ac, "bad key '%s' (ip, ip/LEN, ip/LEN,LEN6, "
 					   "header:NAME, arg:NAME, joined by +; at most 4)", a, "");
 			have_key = 1;
+			plain_ip = !strcmp(a, "ip");
+		} else if (!strcmp(o, "--packet-rule")) {
+			if (strlen(a) >= sizeof(r->packet_rule))
+				return bad(err, errlen, ac, "--packet-rule '%s': a packet rule's prefix "
+					   "or id (the ID column of 'xrl rule list')", a, "");
+			strcpy(r->packet_rule, a);
+			r->global = 1;
+			pkt_col = w[i - 1].col;
 		} else if (!strcmp(o, "--rate")) {
 			if (xrl_parse_rate(a, &r->count, &r->period_s, why, sizeof(why)))
 				return bad(err, errlen, ac, "%s", why, "");
@@ -291,10 +301,14 @@ int xrl_http_rule_parse_line(const char *line, struct xrl_http_rule *r, char *er
 		if (r->keys[i].kind != XRL_HTTP_KEY_IP && !have_missing)
 			return bad(err, errlen, col, "rule '%s' keys on a header or argument: say what "
 				   "a request without it gets (--missing pass|refuse)", r->name, "");
-	if (r->global && r->algo != XRL_ALGO_TOKEN_BUCKET && r->algo != XRL_ALGO_FIXED_WINDOW)
-		return bad(err, errlen, w[0].col, "--global is for token-bucket and fixed-window "
-			   "rules (one exact Redis call per request); not --algo %s",
-			   xrl_http_algo_name(r->algo), "");
+	if (r->global && r->algo == XRL_HTTP_ALGO_LEAKY)
+		return bad(err, errlen, w[0].col, "--global is for token-bucket, fixed-window, "
+			   "sliding-window and sliding-log rules (one exact Redis call per request); "
+			   "not --algo %s: its queue is this service's", xrl_http_algo_name(r->algo), "");
+	if (pkt_col && !plain_ip)
+		return bad(err, errlen, pkt_col, "rule '%s': --packet-rule needs --key ip (alone, "
+			   "without /LEN: the packet rule's --per sets the source's length)",
+			   r->name, "");
 	if (!r->escalate != !r->block_ns)
 		return bad(err, errlen, esc_col, "rule '%s': --escalate RATE and --block DURATION go "
 			   "together (an address refused more than RATE times a second is dropped "

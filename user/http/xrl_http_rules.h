@@ -4,7 +4,7 @@
  *
  *   NAME --key KEY[+KEY...] --rate RATE [--burst N] [--algo ALGO]
  *        [--path PREFIX] [--method M]... [--missing pass|refuse] [--queue N]
- *        [--global] [--escalate RATE --block DURATION]
+ *        [--global] [--escalate RATE --block DURATION] [--packet-rule PREFIX|ID]
  *
  * KEY: ip (the client address after trusted proxies: IPv4 /32, IPv6 /64),
  * ip/LEN (IPv4 prefix length; IPv6 stays /64) or ip/LEN,LEN6, header:NAME,
@@ -13,7 +13,10 @@
  * --queue N). --global: the budget is the fleet's, in Redis (token bucket and
  * fixed window). --escalate RATE --block DURATION (a rule keyed by ip alone):
  * an address this rule refuses more than RATE times in a second is dropped at
- * XDP by the instance for DURATION (xrl_http_escalate.h). A bad file is
+ * XDP by the instance for DURATION (xrl_http_escalate.h). --packet-rule
+ * PREFIX|ID (a --global rule keyed by ip alone): the budget is the
+ * instance's packet rule's, in the daemon's own Redis keys, so packets and
+ * requests of a source draw from one budget (xrl_http_packet.h). A bad file is
  * refused whole, with the line and column.
  */
 #ifndef XRL_HTTP_RULES_H
@@ -41,6 +44,17 @@ struct xrl_http_key {
 	char name[XRL_HTTP_NAME_MAX];     /* header: or arg: name */
 };
 
+/* A --packet-rule's packet rule, as found in the instance's rule set (xrl_http_packet.h). */
+struct xrl_http_packet {
+	int set;
+	__u32 id;                         /* its id in the instance */
+	__u8 family, plen, per_len;       /* its prefix and --per */
+	__u8 addr[16];
+	int cluster;                      /* Redis is a cluster: the daemon's keys carry a shard's tag */
+	char name[17];                    /* its name in Redis (xrl_fleet_rule_name) */
+	char iv[32], span[32], life[32];  /* its GCRA figures (µs) as the daemon sends them */
+};
+
 struct xrl_http_rule {
 	char name[XRL_HTTP_NAME_MAX];
 	struct xrl_http_key keys[XRL_HTTP_MAX_KEYS];
@@ -57,6 +71,8 @@ struct xrl_http_rule {
 	int global;                       /* --global: decided in Redis, one call per request */
 	__u32 escalate;                   /* --escalate RATE: refusals a second; 0 none */
 	__u64 block_ns;                   /* --block DURATION of an escalation */
+	char packet_rule[48];             /* --packet-rule PREFIX|ID as written; "" none */
+	struct xrl_http_packet pkt;       /* resolved when the rules are loaded */
 	/* compiled */
 	struct xrl_gcra g;                /* token bucket, leaky bucket */
 	__u64 win_ns;                     /* windows */
