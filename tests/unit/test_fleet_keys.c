@@ -101,12 +101,33 @@ static void test_source_keys_as_printf(void **state)
 	assert_string_equal(buf, "xrl:{7be2f9");
 }
 
+/*
+ * A rule's figures as Redis takes them are the data path's fixed-point
+ * integers (the one derivation the daemon and the request layer share),
+ * not the rate's exact quotient: 10/m is 6000001.024 µs a token there.
+ */
+static void test_gcra_figures(void **state)
+{
+	char iv[XRL_FLEET_US_LEN], span[XRL_FLEET_US_LEN];
+	double iv_ns, span_ns;
+
+	(void)state;
+	assert_int_equal(xrl_fleet_gcra_figures(10, 60, 10, iv, span, &iv_ns, &span_ns), 0);
+	assert_string_equal(iv, "6000001.024000");
+	assert_string_equal(span, "60000010.240000");
+	assert_true(iv_ns == 6000001024.0 && span_ns == 60000010240.0);
+	assert_int_equal(xrl_fleet_gcra_figures(3, 1, 3, iv, span, NULL, NULL), 0);
+	assert_string_equal(iv, "333333.248000");
+	assert_int_equal(xrl_fleet_gcra_figures(0, 1, 1, iv, span, NULL, NULL), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rule_names),
 		cmocka_unit_test(test_source_keys),
 		cmocka_unit_test(test_source_keys_as_printf),
+		cmocka_unit_test(test_gcra_figures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,8 +178,17 @@ static void test_packet_rule(void **state)
 	assert_int_equal(rs.rule[0].pkt.id, 3);
 	xrl_fleet_rule_name(&defs[0], name);
 	assert_string_equal(rs.rule[0].pkt.name, name);
-	assert_string_equal(rs.rule[0].pkt.iv, "6000000.000000");
-	assert_string_equal(rs.rule[0].pkt.span, "60000000.000000");
+	/* the daemon's figures: the data path's fixed-point integers for 10/m, burst 10 */
+	{
+		char iv[XRL_FLEET_US_LEN], span[XRL_FLEET_US_LEN];
+
+		assert_int_equal(xrl_fleet_gcra_figures(defs[0].rate, defs[0].rate_period,
+							defs[0].burst, iv, span, NULL, NULL), 0);
+		assert_string_equal(rs.rule[0].pkt.iv, iv);
+		assert_string_equal(rs.rule[0].pkt.span, span);
+	}
+	assert_string_equal(rs.rule[0].pkt.iv, "6000001.024000");
+	assert_string_equal(rs.rule[0].pkt.span, "60000010.240000");
 	assert_true(xrl_http_packet_covers(&rs.rule[0].pkt, &in));
 	assert_false(xrl_http_packet_covers(&rs.rule[0].pkt, &out));
 	assert_false(xrl_http_packet_covers(&rs.rule[0].pkt, &v6));

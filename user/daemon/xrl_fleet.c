@@ -94,39 +94,18 @@ void xrl_fleet_free(struct xrl_fleet *f)
 }
 
 /*
- * A GCRA figure of units of 2^shift ns in µs to the picosecond, as the
- * Redis scripts take it: the data path's own integers, exactly (rounded to
- * the picosecond when a unit is below one).
- */
-static void gcra_us(char *out, size_t n, __u64 units, __s32 shift)
-{
-	unsigned __int128 ps = (unsigned __int128)units * 1000;
-
-	ps = shift >= 0 ? ps << shift : (ps + ((unsigned __int128)1 << (-shift - 1))) >> -shift;
-	snprintf(out, n, "%llu.%06llu", (unsigned long long)(ps / 1000000),
-		 (unsigned long long)(ps % 1000000));
-}
-
-/*
  * A global rule new or changed: its name and figures as Redis takes them.
  * The figures are the data path's (xrl_gcra_compile, as xrl_rule_compile
  * derives the rule's bucket), so every host and Redis decide on one rate.
  */
 static void take_rule(struct xrl_fleet_rule_state *rs, const struct xrl_rule_def *d)
 {
-	struct xrl_gcra g = { 0 };
-	char err[XRL_ERRLEN];
-
 	/* a loaded rule compiled with the same figures: a failure is not reached */
-	rs->global = !xrl_gcra_compile(d->rate, (__u64)d->rate_period * 1000000000ull, d->burst, &g,
-				       err, sizeof(err));
+	rs->global = !xrl_fleet_gcra_figures(d->rate, d->rate_period, d->burst, rs->interval_us,
+					     rs->span_us, &rs->interval_ns, &rs->span_ns);
 	rs->version = d->version;
 	xrl_fleet_rule_name(d, rs->name);
 	xrl_rule_format_match(d, rs->match, sizeof(rs->match));
-	rs->interval_ns = ldexp((double)g.interval, g.shift);
-	rs->span_ns = ldexp((double)g.span, g.shift);
-	gcra_us(rs->interval_us, sizeof(rs->interval_us), g.interval, g.shift);
-	gcra_us(rs->span_us, sizeof(rs->span_us), g.span, g.shift);
 	rs->per_len = d->per_len;
 	rs->rate_ewma = 0;
 	rs->algo = d->algo;   /* --algo */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "xrl_fleet_keys.h"
-#include "xrl_rule.h"   /* xrl_rule_format */
+#include "xrl_rule.h"   /* xrl_rule_format, xrl_gcra_compile */
 
 /* FNV-1a of the rule as written: hosts running the same rule share its budget. */
 void xrl_fleet_rule_name(const struct xrl_rule_def *d, char name[17])
@@ -134,4 +134,33 @@ void xrl_fleet_hosts_key(const char *rule_name, char *buf, size_t len)
 void xrl_fleet_sentinel_key(const char *host_id, char *buf, size_t len)
 {
 	snprintf(buf, len, "xrl:{%s}:sentinel", host_id);
+}
+
+/* units of 2^shift ns in µs to the picosecond (rounded when a unit is below one) */
+static void gcra_us(char *out, size_t n, __u64 units, __s32 shift)
+{
+	unsigned __int128 ps = (unsigned __int128)units * 1000;
+
+	ps = shift >= 0 ? ps << shift : (ps + ((unsigned __int128)1 << (-shift - 1))) >> -shift;
+	snprintf(out, n, "%llu.%06llu", (unsigned long long)(ps / 1000000),
+		 (unsigned long long)(ps % 1000000));
+}
+
+int xrl_fleet_gcra_figures(__u64 tokens, __u64 period_s, __u64 burst, char *interval_us,
+			   char *span_us, double *interval_ns, double *span_ns)
+{
+	struct xrl_gcra g = { 0 };
+	char err[XRL_ERRLEN];
+
+	if (xrl_gcra_compile(tokens, period_s * 1000000000ull, burst, &g, err, sizeof(err)))
+		return -1;
+	gcra_us(interval_us, XRL_FLEET_US_LEN, g.interval, g.shift);
+	gcra_us(span_us, XRL_FLEET_US_LEN, g.span, g.shift);
+	if (interval_ns)
+		*interval_ns = g.shift >= 0 ? (double)g.interval * (double)(1ull << g.shift) :
+					      (double)g.interval / (double)(1ull << -g.shift);
+	if (span_ns)
+		*span_ns = g.shift >= 0 ? (double)g.span * (double)(1ull << g.shift) :
+					  (double)g.span / (double)(1ull << -g.shift);
+	return 0;
 }

@@ -27,6 +27,16 @@ void xrl_fleet_source_key_tagged(const char *tag, const char *rule_name,
 /* The source's shard, < nshards: a hash of its address (the same on every host). */
 unsigned xrl_fleet_source_shard(const struct xrl_bucket_key *k, unsigned nshards);
 /* xrl:{RULE}:hosts, the hosts running the rule and their use. */
+/*
+ * A GCRA rule's figures as the Redis scripts take them (interval and span,
+ * µs to the picosecond, in buffers of XRL_FLEET_US_LEN): the data path's
+ * own integers (xrl_gcra_compile), so the data path, the daemon and the
+ * request layer decide on one rate. -1 when the rate cannot be compiled.
+ */
+#define XRL_FLEET_US_LEN 32
+int xrl_fleet_gcra_figures(__u64 tokens, __u64 period_s, __u64 burst, char *interval_us,
+			   char *span_us, double *interval_ns, double *span_ns);
+
 void xrl_fleet_hosts_key(const char *rule_name, char *buf, size_t len);
 /* xrl:{HOST_ID}:sentinel, the key whose loss tells evictions where INFO is refused. */
 void xrl_fleet_sentinel_key(const char *host_id, char *buf, size_t len);

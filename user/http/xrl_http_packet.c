@@ -73,7 +73,6 @@ int xrl_http_packet_resolve(struct xrl_http_rules *rs, const struct xrl_rule_def
 		const struct xrl_rule_def *d;
 		char text[512];
 		__u64 burst = r->burst ? r->burst : r->count;
-		double iv;
 
 		memset(p, 0, sizeof(*p));
 		if (!r->packet_rule[0])
@@ -103,10 +102,13 @@ int xrl_http_packet_resolve(struct xrl_http_rules *rs, const struct xrl_rule_def
 		memcpy(p->addr, d->addr, sizeof(p->addr));
 		p->cluster = cluster;
 		xrl_fleet_rule_name(d, p->name);
-		/* the daemon's figures, as its round sends them (xrl_fleet.c, xrl_fleet_sync.c) */
-		iv = (double)d->rate_period * 1e9 / (double)d->rate;
-		snprintf(p->iv, sizeof(p->iv), "%.6f", iv / 1e3);
-		snprintf(p->span, sizeof(p->span), "%.6f", iv * d->burst / 1e3);
+		/* the daemon's figures, as its round sends them: the one derivation */
+		if (xrl_fleet_gcra_figures(d->rate, d->rate_period, d->burst, p->iv, p->span,
+					   NULL, NULL)) {
+			snprintf(err, errlen, "rule '%s': packet rule %s (id %u) has no rate Redis can take",
+				 r->name, text, ids[k]);
+			return -1;
+		}
 		snprintf(p->life, sizeof(p->life), "%llu", XRL_FLEET_TAT_LIFE_NS / 1000);
 	}
 	return 0;

@@ -19,6 +19,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "xrl_fleet_keys.h"   /* xrl_fleet_gcra_figures */
 #include "xrl_http_redis.h"
 #include "xrl_log.h"
 #include "xrl_redis.h"
@@ -279,9 +280,16 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 			snprintf(j->span, sizeof(j->span), "%s", r->pkt.span);
 			snprintf(j->life, sizeof(j->life), "%s", r->pkt.life);
 		} else {
-			snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
-			snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
-			snprintf(j->life, sizeof(j->life), "%.0f", iv * (double)burst + 1e6);
+			double span_ns = iv * (double)burst * 1e3;
+
+			/* the data path's figures (the one derivation), as the daemon sends them */
+			if (xrl_fleet_gcra_figures(r->count, r->period_s, burst, j->iv, j->span, NULL,
+						   &span_ns)) {
+				/* beyond the data path's fixed point: the figures in floating point */
+				snprintf(j->iv, sizeof(j->iv), "%.3f", iv);
+				snprintf(j->span, sizeof(j->span), "%.3f", iv * (double)burst);
+			}
+			snprintf(j->life, sizeof(j->life), "%.0f", span_ns / 1e3 + 1e6);
 		}
 		fixed[XRL_GCRA_MODE] = "1";
 		fixed[XRL_GCRA_HOST] = rd->host;
