@@ -209,6 +209,43 @@ static void gcra(struct xrl_redis *r, const char *key, const char *n, const char
 	xrl_redis_calls_free(&c, 1);
 }
 
+/*
+ * Take mode with the data path's figures, whose intervals carry
+ * picoseconds (10/m is 6000001.024 µs, 3/s 333333.248 µs): the TAT is whole
+ * µs, so every take rounds up; a burst of B still grants exactly B, then
+ * refuses.
+ */
+static void test_gcra_take_whole_burst(void **state)
+{
+	static const struct { const char *iv, *span; int burst; } t[] = {
+		{ "60000010.240000", "60000010.240000", 1 },   /* 1/m, burst 1 */
+		{ "6000001.024000", "60000010.240000", 10 },   /* 10/m, burst 10 */
+		{ "333333.248000", "2333332.736000", 7 },      /* 3/s, burst 7 */
+	};
+	struct xrl_redis r;
+	char key[64];
+	double g, debt;
+	size_t i;
+	int k;
+
+	(void)state;
+	connect_client(&r);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		snprintf(key, sizeof(key), "xrl:{tw%zu:198.18.0.1}", i);
+		for (k = 0; k < t[i].burst; k++) {
+			gcra(&r, key, "1", t[i].iv, t[i].span, "0", "100000000", "1", &g, &debt);
+			if (g != 1)
+				fail_msg("%s/%s: take %d of a burst of %d refused", t[i].iv, t[i].span,
+					 k + 1, t[i].burst);
+		}
+		gcra(&r, key, "1", t[i].iv, t[i].span, "0", "100000000", "1", &g, &debt);
+		if (g != 0)
+			fail_msg("%s/%s: take %d past a burst of %d granted", t[i].iv, t[i].span,
+				 t[i].burst + 1, t[i].burst);
+	}
+	xrl_redis_close(&r);
+}
+
 static void test_gcra_record(void **state)
 {
 	struct xrl_redis r;
@@ -1442,6 +1479,7 @@ int main(void)
 		cmocka_unit_test(test_rule_figures_data_path),
 		cmocka_unit_test(test_password_masked),
 		cmocka_unit_test(test_gcra_record),
+		cmocka_unit_test(test_gcra_take_whole_burst),
 		cmocka_unit_test(test_gcra_expiry_slots),
 		cmocka_unit_test(test_concurrent_budget),
 		cmocka_unit_test(test_noscript_reload),

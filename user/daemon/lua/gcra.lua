@@ -62,6 +62,7 @@ local take, host = ARGV[1] == '1', ARGV[2]
 local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])
 local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local since0 = tonumber(ARGV[8])
+local slack = math.min(math.ceil(span / iv), iv / 2)
 local m = #KEYS - nd
 if #ARGV ~= F + m + 2 * nd then
   return redis.error_reply(string.format('xrl gcra: %d arguments for %d keys (%d with demand), expected %d: see user/daemon/xrl_script_args.h', #ARGV, #KEYS, nd, F + m + 2 * nd))
@@ -131,7 +132,11 @@ if r0 <= m then
     if n > 0 then
       local base = max(tat, now - c[2])
       local nxt = ceil(base) + g
-      if not take or nxt - now <= span then
+      -- take: a TAT is whole µs and each take grows it by ceil(n x
+      -- interval), so a burst of B takes runs up to B µs past B x interval
+      -- (the data path's intervals carry picoseconds): the test allows that
+      -- slack, which stays below half a token
+      if not take or nxt - now <= span + slack then
         -- in place when the TAT stays in its slot and grows from itself, else put
         if not (stored and base == tat and slot_end(nxt) == slot_end(tat) and
                 type(redis.pcall('INCRBY', KEYS[i], c[4])) == 'number') then
