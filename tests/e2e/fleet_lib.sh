@@ -19,6 +19,7 @@ FLEET_REDIS_PID=
 FLEET_CLUSTER_PORTS=()
 FLEET_CLUSTER_DIR=
 declare -a FLEET_DAEMON=()
+declare -a FLEET_SENDERS=()   # the background senders of fleet_send_bg
 
 # (Re)start redis-server on 127.0.0.1:$FLEET_PORT, no persistence; wait for it.
 fleet_redis_start() {
@@ -187,6 +188,20 @@ fleet_send_bg() {
 			--num 100000000 "${gap[@]}" --cpus 1
 	) >"$5" 2>&1 &
 	xrlt_track $!
+	FLEET_SENDERS+=($!)
+}
+
+# Stop every sender fleet_send_bg started that still runs (a section's
+# counters must not take in an earlier section's flood), and wait for them.
+fleet_senders_stop() {
+	local p
+	for p in "${FLEET_SENDERS[@]}"; do
+		kill -INT "$p" 2>/dev/null
+	done
+	for p in "${FLEET_SENDERS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	FLEET_SENDERS=()
 }
 
 # fleet_send_once HOST CFG COUNT: the config's frames, COUNT in all, now

@@ -397,6 +397,7 @@ fi
 
 # ------------------------------------------------------------------ 5. daemon crash
 section "5. a daemon killed mid-flood, then restarted"
+fleet_senders_stop   # the sections above may leave a flood running (the cluster's run 16 s)
 for i in 1 2; do fleet_daemon_stop "$i"; fleet_daemon_start "$i"; done
 sleep 0.5
 fleet_cfg "$XRLT_TMP/crash.cfg" 198.18.3.1
