@@ -69,14 +69,14 @@ unchanged() { [ "$("$XRL" --instance "$I" rule save)" = "$BASE" ]; }
 
 # ================================================================ 1. rule load
 section "1. rule load refuses a file it cannot read whole, and changes nothing"
-# an endless file, under a memory limit (it used to load as an empty file: "0 rules loaded")
+# an endless file, under a memory limit: refused at its first line, not taken for an empty file
 out=$(timeout 20 prlimit --as=268435456 "$XRL" --instance "$I" rule load /dev/zero 2>&1)
 rc=$?
 [ "$rc" = 2 ] && [[ $out == *"/dev/zero:1:"* ]] && [[ $out == *"nothing was changed"* ]] && unchanged &&
 	ok "rule load /dev/zero under a 256 MB limit: exit 2, names /dev/zero:1, rule set unchanged: $out" ||
 	bad "rule load /dev/zero: exit $rc: $out; rule save now [$("$XRL" --instance "$I" rule save | tr '\n' ';')]"
-# a 300 MB line between two rules, through stdin under a 256 MB limit (its
-# rules before the line used to load and the rest be dropped, exit 0)
+# a 300 MB line between two rules, through stdin under a 256 MB limit: the
+# whole file refused, not its rules before the line loaded and the rest dropped
 out=$({ printf '10.7.0.0/16 --deny\n10.8.0.0/16 --deny\n'; head -c 300000000 /dev/zero | tr '\0' x; printf '\n10.9.0.0/16 --deny\n'; } |
 	timeout 60 prlimit --as=268435456 "$XRL" --instance "$I" rule load - 2>&1)
 rc=$?
