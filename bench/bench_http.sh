@@ -96,17 +96,7 @@ auth_loc() { # NAME UPSTREAM PATH
         }
 EOF
 }
-cat >"$dir/nginx.conf" <<EOF
-worker_processes 1;
-error_log $dir/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
+{ http_nginx_head "$dir" 4096; cat; } >"$dir/nginx.conf" <<EOF
     limit_req_zone \$binary_remote_addr zone=z:1m rate=1000000r/s;
     upstream trivial { server 127.0.0.1:$tport; keepalive 16; }
     upstream xrl_local { server 127.0.0.1:$HTTP_PORT_local; keepalive 16; }
@@ -130,17 +120,7 @@ xrlt_track $!
 # the trivial 204 upstream: a process of its own on CPU 0, as xrl http is
 tdir=$XRLT_TMP/trivial
 mkdir -p "$tdir/logs" "$tdir/tmp"
-cat >"$tdir/nginx.conf" <<EOF
-worker_processes 1;
-error_log $tdir/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $tdir/tmp/body;
-    proxy_temp_path $tdir/tmp/proxy;
-    fastcgi_temp_path $tdir/tmp/fastcgi;
-    uwsgi_temp_path $tdir/tmp/uwsgi;
-    scgi_temp_path $tdir/tmp/scgi;
+{ http_nginx_head "$tdir" 4096; cat; } >"$tdir/nginx.conf" <<EOF
     server {
         listen 127.0.0.1:$tport;
         location = /auth { return 204; }

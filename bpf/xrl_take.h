@@ -34,8 +34,8 @@ static __always_inline int xrl_peek(__u64 tat, const struct xrl_gcra *g, __u64 l
 /*
  * Take cost tokens from one GCRA word of the entry whose key word is at
  * keyp. 1: taken; 0: over limit (the word was only read); -1: lost the
- * compare-and-swap race XRL_CAS_TRIES times, or the key word is no longer
- * key (another CPU replaced the entry, or stored a new rule version): a
+ * compare-and-swap race XRL_CAS_TRIES times, or the key word differs
+ * from key (another CPU replaced the entry, or stored a new rule version): a
  * replaced entry's TAT is never written for the source it was looked up for
  * (an insert claims the key word before it writes the TAT, so a CAS against
  * the old TAT fails).

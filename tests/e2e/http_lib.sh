@@ -49,6 +49,23 @@ http_start_unix() {
 	xrlt_fail "xrl http $name did not answer on unix:$sock: $(tail -3 "$XRLT_TMP/http-$name.log")"
 }
 
+# http_nginx_head DIR CONNS: the start of an nginx.conf for a private nginx
+# under DIR (logs and temp files there, no access log), into its http block
+http_nginx_head() {
+	cat <<EOF
+worker_processes 1;
+error_log $1/logs/error.log warn;
+events { worker_connections $2; }
+http {
+    access_log off;
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
+EOF
+}
+
 # http_nginx NAME XRL_PORT|unix:PATH...: nginx on a free port (NGINX_PORT_<NAME>) serving
 # $XRLT_TMP/www/index.html behind auth_request to the xrl http services given
 # (one upstream, keepalive), refusals turned into 429 with the RateLimit fields
@@ -67,17 +84,7 @@ http_nginx() {
 		*) servers="$servers server 127.0.0.1:$p;" ;;
 		esac
 	done
-	cat >"$dir/nginx.conf" <<EOF
-worker_processes 1;
-error_log $dir/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
+	{ http_nginx_head "$dir" 1024; cat; } >"$dir/nginx.conf" <<EOF
     upstream xrl_http { $servers keepalive 16; }
     server {
         listen 127.0.0.1:$port;

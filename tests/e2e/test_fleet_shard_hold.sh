@@ -6,9 +6,9 @@
 # stopped (SIGSTOP: no failover) while the other masters answer. Within the
 # hold (3 s at a 100-ms interval) both sources keep the fleet's limit (the
 # lost one at the hosts' last known shares); past it the lost shard's source
-# gets nothing (the other hosts no longer count this host's demand for it)
+# gets nothing (the other hosts stop counting this host's demand for it)
 # while the other source keeps its limit, logged once per host; once the
-# shard answers again, both are limited as before.
+# shard answers again, both are held to their fleet-wide limits.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REDIS=cluster

@@ -60,7 +60,7 @@ xrlt_trafgen_cfg "$XRLT_TMP/blk.cfg" "$BLOCKED_SRC"
 xrlt_paced_bg "$XRLT_TMP/blk.cfg" 3 10ms "$XRLT_TMP/blk.log"
 xrlt_wait "$XRLT_LAST_PID" || true
 xrl block list | grep -q "$BLOCKED_SRC" || xrlt_fail "$BLOCKED_SRC is not blocked: $(xrl block list 2>&1)"
-# the views look more than 10 s after its last drop: no longer a "recent" row of the
+# the views look more than 10 s after its last drop: past the "recent" rows of the
 # drop sketch, still blocked for about 50 s
 sleep 9
 

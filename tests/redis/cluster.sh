@@ -11,7 +11,7 @@
 #   tests/redis/cluster.sh restart DIR PORT
 #     starts the node of PORT again (after a kill): it rejoins (a master
 #     replaced meanwhile comes back as a replica); waits until the others
-#     no longer see it failed.
+#     stop seeing it failed.
 #   tests/redis/cluster.sh stop DIR
 #     stops the nodes started in DIR (by their pids) and removes DIR.
 set -u

@@ -62,7 +62,7 @@ int xrl_flood_blocked(const struct xrl_maps *m, const struct xrl_rule_def *defs,
 	for (i = 0; i < n && out < max; i++) {
 		for (j = 0; j < nd && ids[j] != k[i].rule_id; j++)
 			;
-		/* ended, released, or of a rule (version) no longer in force: not blocked */
+		/* ended, released, or of a rule (version) out of force: not blocked */
 		if (j == nd || (__s64)(v[i].until_ns - now) <= 0 || v[i].version != defs[j].version)
 			continue;
 		keys[out] = k[i];
