@@ -114,7 +114,9 @@ for a in 1 2 3; do
 	sleep 0.3
 	xrlt_capture_stop
 	result=$(judge "$XRLT_TMP/send$a.log" "$XRLT_TMP/pass$a.pcap" "$src")
-	xrlt_log "attempt $a: $result"
+	"$XRL" --instance "$INST" --json stats >"$XRLT_TMP/stats$a.json"
+	xdp=$(xrlt_json_rule_field "$XRLT_TMP/stats$a.json" "$src/32" passed)
+	xrlt_log "attempt $a: $result; the rule's counter: ${xdp:-?} passed"
 	case $result in conclusive*) break ;; esac
 done
 case $result in
