@@ -286,6 +286,42 @@ static void test_literature_exact_second(void **state)
 	xrl_tl_set_lag(&tl_pass, 0);
 }
 
+/*
+ * A jiffy clock later than two ticks (the kernel advanced jiffies late: a
+ * loaded VM, bench/jiffy_lag.sh): 9 ms behind, 2.25 ticks. A source back
+ * after a pause whose one token is due at exactly T still gets it at T (the
+ * re-check allows XRL_JIFFY_LAG_TICKS), not 9 ms later; the 10 at exactly
+ * t = 1.000 s get 5.
+ */
+static void test_exact_second_late_jiffies(void **state)
+{
+	static const char *const r[] = { "192.0.2.0/24 --rate 5/s --burst 10", NULL };
+	const struct xrl_pkt_spec a = { .family = 4, .src = "192.0.2.13" };
+	const struct xrl_pkt_spec b = { .family = 4, .src = "192.0.2.14" };
+	const struct xrl_pkt_spec c = { .family = 4, .src = "192.0.2.15" };
+	const __u64 lag = 9000000, t0 = 4000 * SEC_NS;
+	int early, due, second;
+
+	(void)state;
+	tl_rules(&tl_pass, r);
+	xrl_tl_set_lag(&tl_pass, lag);
+	xrl_tl_set_clock(&tl_pass, t0);
+	assert_int_equal(tl_passed(&tl_pass, &a, 20), 10);
+	assert_int_equal(tl_passed(&tl_pass, &b, 20), 10);
+	assert_int_equal(tl_passed(&tl_pass, &c, 20), 10);
+	/* the next token is due at t0 + 200 ms: a microsecond early, none; at it, one */
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS / 5 - 1000);
+	early = tl_passed(&tl_pass, &c, 1);
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS / 5);
+	due = tl_passed(&tl_pass, &a, 3);
+	xrl_tl_set_clock(&tl_pass, t0 + SEC_NS);
+	second = tl_passed(&tl_pass, &b, 10);
+	xrl_tl_set_lag(&tl_pass, 0);
+	if (early != 0 || due != 1 || second != 5)
+		fail_msg("jiffies 2.25 ticks late: %d a microsecond before the token (want 0), %d at it "
+			 "(want 1), %d of 10 at t = 1.000 s (want 5)", early, due, second);
+}
+
 /* Rate over a long stretch of exact time: burst + rate x t, to the packet. */
 static void test_rate_exact(void **state)
 {
@@ -1473,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_headers),
 		cmocka_unit_test(test_literature_example),
 		cmocka_unit_test(test_literature_exact_second),
+		cmocka_unit_test(test_exact_second_late_jiffies),
 		cmocka_unit_test(test_rate_exact),
 		cmocka_unit_test(test_aggregation),
 		cmocka_unit_test(test_precedence),
