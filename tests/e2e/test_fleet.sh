@@ -411,18 +411,28 @@ sleep 0.5
 fleet_cfg "$XRLT_TMP/crash.cfg" 198.18.3.1
 for i in 1 2; do fleet_send_bg "$i" "$XRLT_TMP/crash.cfg" "$FLOOD_GAP" 10 "$XRLT_TMP/crash.$i.log"; done
 t0=$(now_s)
-sleep_until "$t0" 2; a0=$(fleet_passed 1 198.18.0.0/16); f0=$(fleet_passed_sum 198.18.0.0/16 1 2); ta=$(now_s)
+# each count with the time it was read at (the middle of its reading: under
+# load one `xrl stats` takes up to a second, and a count stamped after the
+# next one's reading too was taken for a rate 3 to 4 times its own)
+read_at() { # VAR_COUNT VAR_TIME HOSTS...
+	local t1 v
+	t1=$(now_s)
+	v=$(fleet_passed_sum 198.18.0.0/16 "${@:3}")
+	printf -v "$1" %s "$v"
+	printf -v "$2" %s "$(xrlt_calc "($t1 + $(now_s)) / 2")"
+}
+sleep_until "$t0" 2; read_at a0 ta 1; read_at f0 tf 1 2
 kill -KILL "${FLEET_DAEMON[1]}"
-sleep_until "$t0" 5; a1=$(fleet_passed 1 198.18.0.0/16); tb=$(now_s)
+sleep_until "$t0" 5; read_at a1 tb 1
 fleet_daemon_start 1
-sleep_until "$t0" 9.5; f1=$(fleet_passed_sum 198.18.0.0/16 1 2); td=$(now_s)
+sleep_until "$t0" 9.5; read_at f1 td 1 2
 r_alone=$(rate_between "$a0" "$a1" "$ta" "$tb")
 # What host 1 admitted on its own while its daemon was away is reported by
 # the restarted daemon and paid back by the fleet: over the whole span the
 # fleet keeps the limit. A daemon that lost its counters would report less
 # (fleet over the limit); one that reported twice, more (fleet under it):
 # host 1's ~300 packets alone are +-40/s over this span.
-r_span=$(rate_between "$f0" "$f1" "$ta" "$td")
+r_span=$(rate_between "$f0" "$f1" "$tf" "$td")
 printf '        host 1 without its daemon: %.0f/s; fleet from the kill to 4.5 s after the restart: %.0f/s (limit %d/s)\n' "$r_alone" "$r_span" "$RATE"
 check "without its daemon, host 1 still limits (at most its local rate)" "$r_alone > 0 && $r_alone <= 1.2 * $RATE"
 check "the restarted daemon resumes its counters: the fleet keeps the limit over the span" "$r_span >= 0.8 * $RATE && $r_span <= 1.2 * $RATE"
