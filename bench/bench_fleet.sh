@@ -328,16 +328,24 @@ fi
 # bench and the one Redis all share this machine's cores: the busiest of them
 # bounds the round.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# the machine's idle and busy ticks (all CPUs, /proc/stat)
+machine_ticks() { awk '/^cpu / { print $5 + $6, $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 cluster_rows=()
-cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
-	local label=$1 url=$2 pids=$3 n=$4 iv=$5 before=() after=() p i line mean cpu masters secs
+cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS ["REPLICA PID..."]
+	local label=$1 url=$2 pids=$3 n=$4 iv=$5 reps=${6:-} before=() after=() rb=() ra=() p i line mean cpu masters secs
+	local m0 m1 bcpu TIMEFORMAT=%R+%U+%S replicas=""
 	secs=$SECS
 	[ "$iv" -ge 1000 ] && secs=$((SECS < 5 ? 5 : SECS))
 	for p in $pids; do before+=("$(cpu_ticks "$p")"); done
-	"$REPO/build/xrl_bench_fleet" --redis "$url" --sources "$n" --interval "$iv" --seconds "$secs" \
-		--host "cl-$label-$n" >"$XRLT_TMP/cl.txt" 2>&1
+	for p in $reps; do rb+=("$(cpu_ticks "$p")"); done
+	m0=$(machine_ticks)
+	# the bench's own CPU over the run (bash's time: real, user and system of the child)
+	bcpu=$( { time "$REPO/build/xrl_bench_fleet" --redis "$url" --sources "$n" --interval "$iv" --seconds "$secs" \
+		--host "cl-$label-$n" >"$XRLT_TMP/cl.txt" 2>&1; } 2>&1 | tail -1)
+	m1=$(machine_ticks)
 	i=0
 	for p in $pids; do after+=("$(cpu_ticks "$p")"); done
+	for p in $reps; do ra+=("$(cpu_ticks "$p")"); done
 	line=$(grep "fleet round" "$XRLT_TMP/cl.txt")
 	[ -z "$line" ] && { cat "$XRLT_TMP/cl.txt"; return; }
 	echo "   $label: $line"
@@ -353,7 +361,17 @@ cluster_bench() { # LABEL URL "PID..." SOURCES INTERVAL_MS
 	shares=$(sed -n 's/.*(\([0-9.]*\) % of all).*/\1 %/p' "$XRLT_TMP/cl.txt" | paste -sd' ')
 	reports=$(sed -n 's/.*; [0-9.]* Redis commands and \([0-9.]*\) sources reported.*/\1/p' <<<"$line")
 	rps=$(awk -v r="$reports" -v iv="$iv" -v m="$mean" 'BEGIN { if (m > 0) printf "%.0f", r / (m / 1000); else print "?" }')
+	for i in "${!rb[@]}"; do
+		replicas+="$(awk -v a="${rb[$i]}" -v b="${ra[$i]}" -v s="$secs" 'BEGIN { printf "%.0f %%", (b - a) / s }') "
+	done
 	printf '      Redis CPU over the run (per process): %s; source reports per second of round time: %s\n' "$masters" "$rps"
+	# whether the machine bounds it: every process' share of a core, and how
+	# much of the machine's CPUs was idle meanwhile (other work included)
+	printf '      CPU over the run, share of one core: masters %s%sthe bench %s %% (whole run, its map writes too); the machine (%d CPUs) %s idle, load average %s\n' \
+		"$masters" "${replicas:+replicas $replicas}" \
+		"$(awk -v t="$bcpu" 'BEGIN { split(t, a, "+"); printf "%.0f", (a[1] > 0 ? 100 * (a[2] + a[3]) / a[1] : 0) }')" \
+		"$(nproc)" "$(awk -v a="$m0" -v b="$m1" 'BEGIN { split(a, x, " "); split(b, y, " "); i = y[1] - x[1]; u = y[2] - x[2]; printf "%.0f %%", ((i + u) > 0 ? 100 * i / (i + u) : 0) }')" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)"
 	CB_MEAN=$mean CB_RPS=$rps CB_SHARES=$shares
 	cluster_rows+=("$(printf '| %s | %d | %d ms | %s ms | %s ms | %s | %s | %s | %s |' "$label" "$n" "$iv" "$mean" "${cpu:-?}" \
 		"$rps" "${shares:-(one server)}" "${rcpu:-?}" "$masters")")
@@ -366,11 +384,16 @@ if [ $CLUSTER = 1 ]; then
 	cl_url=redis-cluster://$(for p in $cl_ports; do printf '127.0.0.1:%s,' "$p"; done | sed 's/,$//')
 	# the masters' pids (cluster.sh lists pids in the order of its ports)
 	cl_pids=""
+	cl_reps=""
 	read -r -a cl_all <<<"$cl_ports"
 	for m in $(redis-cli -p "${cl_all[0]}" cluster nodes | awk '$3 ~ /master/ && NF >= 9 {split($2, a, "[:@]"); print a[2]}'); do
 		for i in "${!cl_all[@]}"; do
 			[ "${cl_all[$i]}" = "$m" ] && cl_pids+="$(sed -n "$((i + 1))p" "$CL_DIR/pids") "
 		done
+	done
+	for i in "${!cl_all[@]}"; do
+		p=$(sed -n "$((i + 1))p" "$CL_DIR/pids")
+		case " $cl_pids " in *" $p "*) ;; *) cl_reps+="$p " ;; esac
 	done
 	one_pid=$(pgrep -f "redis-server 127.0.0.1:$FLEET_PORT" | head -1)
 	# BENCH_CLUSTER_SOURCES: smaller figures for a quick look (the first every 100 ms, the second every 1 s)
@@ -380,7 +403,7 @@ if [ $CLUSTER = 1 ]; then
 		[ "$n" = "$n_big" ] && iv=1000
 		cluster_bench "one Redis" "redis://127.0.0.1:$FLEET_PORT" "$one_pid" "$n" "$iv"
 		one_rps=$CB_RPS one_mean=$CB_MEAN
-		cluster_bench "cluster, 3 masters" "$cl_url" "$cl_pids" "$n" "$iv"
+		cluster_bench "cluster, 3 masters" "$cl_url" "$cl_pids" "$n" "$iv" "$cl_reps"
 		# the targets: each master within 10 % of a third of the reports; 3 masters
 		# at least 1.5x one server's reports per second; the round within half of
 		# 100 ms (the small figure) or within one 1-s round (the big one)

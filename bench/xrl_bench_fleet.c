@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,8 @@ int main(int argc, char **argv)
 	__u64 t_end, next;
 	__u32 count;
 
+	/* a write to a master that died mid-round fails with EPIPE, as in the daemon */
+	signal(SIGPIPE, SIG_IGN);
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': port = atoi(optarg); break;

@@ -18,7 +18,8 @@
 -- interval (µs per token), ARGV[6] its span (burst x interval), ARGV[7] how
 -- many demand keys follow the TAT keys, ARGV[8] since (µs: how far back the
 -- admissions go, the time since the host's last round). Then one per
--- source: n admissions, or "n@since" for a source younger than that; then
+-- source: n admissions, or "n@since" for a source younger than that, with
+-- a leading "+" when the host expects the source's TAT still ahead; then
 -- two per demand key: the packets this host saw for the source, admitted
 -- and refused, and the µs they cover.
 -- What is the same for every source comes once per call, and a source
@@ -38,14 +39,21 @@
 -- still ahead (a source over budget) grows in place with INCRBY, one in the
 -- past is SET with KEEPTTL, and only one that moves to a later slot is SET
 -- with PXAT (an expiry costs Redis about half as much again as the write).
+-- A source sent with "+" is not read first: its INCRBY's reply is the new
+-- TAT, so a source over budget costs Redis one command, not an MGET slot,
+-- a conversion and a write; a guess that was wrong costs one SET more and
+-- ends where the read-first path would (the same TAT, expiry and reply).
+-- Keys and values are those of the previous script: hosts running either
+-- read what the other wrote (tests/redis: test_gcra_rolling_upgrade).
 -- Every host must pass the same life, or one could keep an expiry that
 -- another set too short. TATs are stored as whole µs, rounded up: at most
 -- 1 µs of extra debt per report; a TAT with a fraction (written by an
 -- older xrl) makes INCRBY fail and is SET whole instead. Numbers go to
 -- Redis as strings: Redis formats a Lua number with %.17g, which costs
 -- more than the write.
--- The demand expires a live window after the last report.
--- The keys of one call must share a Redis Cluster slot on a cluster.
+-- The demand expires one to two live windows after the last report.
+-- The keys of one call must share a Redis Cluster slot on a cluster:
+-- nothing here spans sources, so a batch split by slot is still a batch.
 
 local F = 8   -- XRL_GCRA_FIXED: ARGV 1 to F are the fixed figures
 local t = redis.call('TIME')
@@ -54,48 +62,108 @@ local take, host = ARGV[1] == '1', ARGV[2]
 local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])
 local iv, span, nd = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local since0 = tonumber(ARGV[8])
+local slack = math.min(math.ceil(span / iv), iv / 2)
 local m = #KEYS - nd
 if #ARGV ~= F + m + 2 * nd then
   return redis.error_reply(string.format('xrl gcra: %d arguments for %d keys (%d with demand), expected %d: see user/daemon/xrl_script_args.h', #ARGV, #KEYS, nd, F + m + 2 * nd))
 end
 local fmt, max, floor, ceil, out = string.format, math.max, math.floor, math.ceil, {}
-local tats = redis.call('MGET', unpack(KEYS, 1, m))
-for i = 1, m do
-  local v = ARGV[F + i]
-  local n, since = tonumber(v), since0
+-- Per distinct per-source argument (most sources of a round bring the
+-- same few): n, since, the TAT's growth g = ceil(n x interval) in µs as a
+-- number and as text for INCRBY, and whether the host expects the TAT
+-- ahead (a leading '+').
+local memo = {}
+local function parse(v)
+  local since, w = since0, v
+  if string.byte(v, 1) == 43 then w = string.sub(v, 2) end
+  local n = tonumber(w)
   if not n then
-    local a, b = string.match(v, '^(%d+)@(%d+)$')
+    local a, b = string.match(w, '^(%d+)@(%d+)$')
     n, since = tonumber(a), tonumber(b)
   end
-  local tat = tonumber(tats[i]) or 0
-  local granted = 0
-  if n > 0 then
-    local base = max(tat, now - since)
-    local nxt = ceil(base + n * iv)
-    if not take or nxt - now <= span then
-      local e = (floor(nxt / life) + 2) * life
-      if tats[i] and e == (floor(tat / life) + 2) * life then
-        if base ~= tat or type(redis.pcall('INCRBY', KEYS[i], fmt('%d', nxt - tat))) == 'table' then
-          redis.call('SET', KEYS[i], fmt('%d', nxt), 'KEEPTTL')
-        end
-      else
-        redis.call('SET', KEYS[i], fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
-      end
-      granted, tat = n, nxt
-    end
-  end
-  out[i] = tat - now
-  if take then out[m + i] = granted end
+  local g = ceil(n * iv)
+  local c = { n, since, g, fmt('%d', g), w ~= v and not take }
+  memo[v] = c
+  return c
 end
+-- The end of the life-long slot after the one a TAT falls in: its expiry.
+local function slot_end(tat) return (floor(tat / life) + 2) * life end
+-- Write TAT nxt to key k, whose TAT was tat (stored: a key was there).
+local function put(k, nxt, tat, stored)
+  local e = slot_end(nxt)
+  if stored and e == slot_end(tat) then
+    redis.call('SET', k, fmt('%d', nxt), 'KEEPTTL')
+  else
+    redis.call('SET', k, fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
+  end
+end
+-- Sources expected ahead come first (the daemon sorts them so); while
+-- they last (record mode, admissions, '+'): one INCRBY, whose reply is the
+-- new TAT, and no read. If the TAT was in fact behind (or missing: INCRBY
+-- made it g), it is set to now - since + g after it; if INCRBY is refused
+-- (an older xrl's fraction, or not a string), the source is read first
+-- with the rest. From the first other source on, all are read with one
+-- MGET and each written back with its new TAT.
+local r0 = m + 1
+for i = 1, m do
+  local c = memo[ARGV[F + i]] or parse(ARGV[F + i])
+  local new = c[5] and c[1] > 0 and redis.pcall('INCRBY', KEYS[i], c[4])
+  if type(new) ~= 'number' then r0 = i break end
+  local g = c[3]
+  local tat, base = new - g, now - c[2]
+  if tat >= base then
+    -- written; a new expiry only when the TAT moved to a later slot
+    local e = slot_end(new)
+    if e ~= slot_end(tat) then redis.call('PEXPIREAT', KEYS[i], fmt('%d', e / 1000)) end
+  else
+    new = base + g
+    put(KEYS[i], new, tat, tat ~= 0)
+  end
+  out[i] = new - now
+end
+if r0 <= m then
+  local tats = redis.call('MGET', unpack(KEYS, r0, m))
+  for i = r0, m do
+    local v = ARGV[F + i]
+    local c = memo[v] or parse(v)
+    local n, g, stored = c[1], c[3], tats[i - r0 + 1]
+    local tat = tonumber(stored) or 0
+    local granted = 0
+    if n > 0 then
+      local base = max(tat, now - c[2])
+      local nxt = ceil(base) + g
+      -- take: a TAT is whole µs and each take grows it by ceil(n x
+      -- interval), so a burst of B takes runs up to B µs past B x interval
+      -- (the data path's intervals carry picoseconds): the test allows that
+      -- slack, which stays below half a token
+      if not take or nxt - now <= span + slack then
+        -- in place when the TAT stays in its slot and grows from itself, else put
+        if not (stored and base == tat and slot_end(nxt) == slot_end(tat) and
+                type(redis.pcall('INCRBY', KEYS[i], c[4])) == 'number') then
+          put(KEYS[i], nxt, tat, stored)
+        end
+        granted, tat = n, nxt
+      end
+    end
+    out[i] = tat - now
+    if take then out[m + i] = granted end
+  end
+end
+-- The demand hash's own expiry (ms, absolute) is kept in it as field MARK,
+-- which no host id can be (they have no spaces): HGETALL brings it along,
+-- and the key's expiry is renewed (to two windows past now) only when less
+-- than a window is left, not at every report. An older xrl takes MARK for
+-- a host long gone and deletes it; it then renews the expiry itself.
+local MARK, wms, nowms = ' x', ceil(window / 1000), floor(now / 1000)
 local a, o = F + 1 + m, #out
 for j = 1, nd do
   local dkey, demand = KEYS[m + j], tonumber(ARGV[a])
   local el = max(tonumber(ARGV[a + 1]), 1)
   local rate = demand * 1000000 / el
   local all = redis.call('HGETALL', dkey)
-  local sum, live, gone, mine = 0, 1, {}, nil
+  local sum, live, gone, mine, x = 0, 1, {}, nil, 0
   for k = 1, #all, 2 do
-    if all[k] == host then mine = all[k + 1] end
+    if all[k] == host then mine = all[k + 1] elseif all[k] == MARK then x = tonumber(all[k + 1]) or 0 end
   end
   if mine then
     local r = tonumber(string.match(mine, ' (%S+)$')) or rate
@@ -103,7 +171,7 @@ for j = 1, nd do
   end
   sum = rate
   for k = 1, #all, 2 do
-    if all[k] ~= host then
+    if all[k] ~= host and all[k] ~= MARK then
       local seen, r = string.match(all[k + 1], '^(%S+) (%S+)$')
       if now - (tonumber(seen) or 0) <= window then
         live, sum = live + 1, sum + (tonumber(r) or 0)
@@ -113,8 +181,13 @@ for j = 1, nd do
     end
   end
   if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end
-  redis.call('HSET', dkey, host, fmt('%.0f %.3f', now, rate))
-  redis.call('PEXPIRE', dkey, math.ceil(window / 1000))
+  if x - nowms >= wms then
+    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate))
+  else
+    x = nowms + 2 * wms
+    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate), MARK, fmt('%d', x))
+    redis.call('PEXPIREAT', dkey, fmt('%d', x))
+  end
   out[o + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000
   out[o + 2] = live
   o, a = o + 2, a + 2

@@ -734,7 +734,7 @@ static void test_gcra_ahead_one_write(void **state)
 	xrl_redis_close(&r);
 }
 
-/* The previous gcra.lua (c5e2be8), kept in tests/redis next to this file. */
+/* The previous gcra.lua (92dc3ce), kept in tests/redis next to this file. */
 static void load_prev_gcra(struct xrl_redis *r)
 {
 	char path[512], *src;
@@ -768,8 +768,10 @@ static void load_prev_gcra(struct xrl_redis *r)
 /*
  * A rolling upgrade: daemons with the previous gcra.lua and with this one
  * on the same keys. Each reads what the other wrote: the TAT adds up
- * exactly (5 ms a report), its expiry is always the one its slot says,
- * and the demand hash gives both hosts their shares (900 and 100 packets/s).
+ * exactly (5 ms a report, sent as "+5" or "5" by either), its expiry is
+ * always the one its slot says, the demand hash gives both hosts their
+ * shares (900 and 100 packets/s), and a host gone past the window is
+ * deleted by either without touching the others or the expiry's mark.
  */
 static void test_gcra_rolling_upgrade(void **state)
 {
@@ -777,6 +779,7 @@ static void test_gcra_rolling_upgrade(void **state)
 	struct xrl_redis rold, rnew;
 	struct xrl_gcra_answer a;
 	redisContext *c = raw();
+	redisReply *rep;
 	const char *key = "xrl:{t11:198.18.3.1}", *dkey = "xrl:{t11:198.18.3.1}:d";
 	struct xrl_gcra_source so = { .key = key, .n = "5", .demand_key = dkey, .demand = "900",
 				      .demand_us = "1000000" };
@@ -795,6 +798,7 @@ static void test_gcra_rolling_upgrade(void **state)
 		bool old = i % 2 == 0;
 
 		sn.n = i % 4 == 1 ? "5" : "+5";
+		so.n = i % 4 == 0 ? "5" : "+5";
 		gcra_record_batch(old ? &rold : &rnew, old ? &so : &sn, 1, old ? "ho" : "hn", &a);
 		t += 5000;
 		if (tat_of(c, key) != t)
@@ -809,6 +813,20 @@ static void test_gcra_rolling_upgrade(void **state)
 			assert_true(a.share_ppm > 899000 && a.share_ppm < 901000);
 		if (!old)
 			assert_true(a.share_ppm > 99000 && a.share_ppm < 101000);
+	}
+	/*
+	 * a host gone past the window is deleted by either script, the other
+	 * hosts' fields and the mark kept: the live count stays 2
+	 */
+	for (i = 0; i < 2; i++) {
+		freeReplyObject(redisCommand(c, "HSET %s hg %s", dkey, "1000 50.000"));
+		gcra_record_batch(i ? &rnew : &rold, i ? &sn : &so, 1, i ? "hn" : "ho", &a);
+		assert_int_equal(raw_int(c, "HEXISTS %s hg", dkey), 0);
+		rep = redisCommand(c, "HEXISTS %s %s", dkey, " x");
+		assert_true(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
+		freeReplyObject(rep);
+		assert_int_equal(raw_int(c, "HLEN %s", dkey), 3);
+		assert_true(a.live == 2);
 	}
 	/* a TAT the previous script makes from nothing is read by this one */
 	freeReplyObject(redisCommand(c, "DEL %s %s", key, dkey));

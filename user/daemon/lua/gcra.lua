@@ -56,7 +56,11 @@
 -- nothing here spans sources, so a batch split by slot is still a batch.
 
 local F = 8   -- XRL_GCRA_FIXED: ARGV 1 to F are the fixed figures
-local t = redis.call('TIME')
+-- Globals read per source are made locals once (a local is a register, a
+-- global a table lookup).
+local KEYS, ARGV, type, tonumber, unpack = KEYS, ARGV, type, tonumber, unpack
+local rcall, rpcall = redis.call, redis.pcall
+local t = rcall('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local take, host = ARGV[1] == '1', ARGV[2]
 local window, life = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -82,7 +86,7 @@ local function parse(v)
     n, since = tonumber(a), tonumber(b)
   end
   local g = ceil(n * iv)
-  local c = { n, since, g, fmt('%d', g), w ~= v and not take }
+  local c = { n, since, g, fmt('%d', g), w ~= v and not take and n > 0 }
   memo[v] = c
   return c
 end
@@ -92,9 +96,9 @@ local function slot_end(tat) return (floor(tat / life) + 2) * life end
 local function put(k, nxt, tat, stored)
   local e = slot_end(nxt)
   if stored and e == slot_end(tat) then
-    redis.call('SET', k, fmt('%d', nxt), 'KEEPTTL')
+    rcall('SET', k, fmt('%d', nxt), 'KEEPTTL')
   else
-    redis.call('SET', k, fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
+    rcall('SET', k, fmt('%d', nxt), 'PXAT', fmt('%d', e / 1000))
   end
 end
 -- Sources expected ahead come first (the daemon sorts them so); while
@@ -107,14 +111,15 @@ end
 local r0 = m + 1
 for i = 1, m do
   local c = memo[ARGV[F + i]] or parse(ARGV[F + i])
-  local new = c[5] and c[1] > 0 and redis.pcall('INCRBY', KEYS[i], c[4])
+  local new = c[5] and rpcall('INCRBY', KEYS[i], c[4])
   if type(new) ~= 'number' then r0 = i break end
   local g = c[3]
   local tat, base = new - g, now - c[2]
   if tat >= base then
     -- written; a new expiry only when the TAT moved to a later slot
-    local e = slot_end(new)
-    if e ~= slot_end(tat) then redis.call('PEXPIREAT', KEYS[i], fmt('%d', e / 1000)) end
+    -- slot_end(new) ~= slot_end(tat), written out: this runs for every source
+    local sn = floor(new / life)
+    if sn ~= floor(tat / life) then rcall('PEXPIREAT', KEYS[i], fmt('%d', (sn + 2) * life / 1000)) end
   else
     new = base + g
     put(KEYS[i], new, tat, tat ~= 0)
@@ -122,7 +127,7 @@ for i = 1, m do
   out[i] = new - now
 end
 if r0 <= m then
-  local tats = redis.call('MGET', unpack(KEYS, r0, m))
+  local tats = rcall('MGET', unpack(KEYS, r0, m))
   for i = r0, m do
     local v = ARGV[F + i]
     local c = memo[v] or parse(v)
@@ -139,7 +144,7 @@ if r0 <= m then
       if not take or nxt - now <= span + slack then
         -- in place when the TAT stays in its slot and grows from itself, else put
         if not (stored and base == tat and slot_end(nxt) == slot_end(tat) and
-                type(redis.pcall('INCRBY', KEYS[i], c[4])) == 'number') then
+                type(rpcall('INCRBY', KEYS[i], c[4])) == 'number') then
           put(KEYS[i], nxt, tat, stored)
         end
         granted, tat = n, nxt
@@ -154,40 +159,49 @@ end
 -- and the key's expiry is renewed (to two windows past now) only when less
 -- than a window is left, not at every report. An older xrl takes MARK for
 -- a host long gone and deletes it; it then renews the expiry itself.
+-- A host's field is "SEEN RATE" (µs of Redis' clock, packets/s): one pass
+-- over the hash finds this host's previous rate, the mark and the live
+-- hosts' rates, each value cut at its space with a plain find (a pattern
+-- match with captures costs Lua about twice as much), and a table of hosts
+-- gone is made only when there is one. What Redis does per demand key is
+-- its HGETALL and HSET (and, once a window, the expiry), which are both
+-- needed; the Lua around them is most of the rest.
 local MARK, wms, nowms = ' x', ceil(window / 1000), floor(now / 1000)
+local find, sub, exp = string.find, string.sub, math.exp
 local a, o = F + 1 + m, #out
 for j = 1, nd do
-  local dkey, demand = KEYS[m + j], tonumber(ARGV[a])
+  local dkey = KEYS[m + j]
   local el = max(tonumber(ARGV[a + 1]), 1)
-  local rate = demand * 1000000 / el
-  local all = redis.call('HGETALL', dkey)
-  local sum, live, gone, mine, x = 0, 1, {}, nil, 0
+  local rate = tonumber(ARGV[a]) * 1000000 / el
+  local all = rcall('HGETALL', dkey)
+  local others, live, gone, x = 0, 1, nil, 0
   for k = 1, #all, 2 do
-    if all[k] == host then mine = all[k + 1] elseif all[k] == MARK then x = tonumber(all[k + 1]) or 0 end
-  end
-  if mine then
-    local r = tonumber(string.match(mine, ' (%S+)$')) or rate
-    rate = r + (rate - r) * (1 - math.exp(-el / 1000000))
-  end
-  sum = rate
-  for k = 1, #all, 2 do
-    if all[k] ~= host and all[k] ~= MARK then
-      local seen, r = string.match(all[k + 1], '^(%S+) (%S+)$')
-      if now - (tonumber(seen) or 0) <= window then
-        live, sum = live + 1, sum + (tonumber(r) or 0)
+    local f, v = all[k], all[k + 1]
+    if f == MARK then
+      x = tonumber(v) or 0
+    else
+      local sp = find(v, ' ', 1, true)
+      if f == host then
+        local r = sp and tonumber(sub(v, sp + 1))
+        if r then rate = r + (rate - r) * (1 - exp(-el / 1000000)) end
+      elseif sp and now - (tonumber(sub(v, 1, sp - 1)) or 0) <= window then
+        live, others = live + 1, others + (tonumber(sub(v, sp + 1)) or 0)
+      elseif gone then
+        gone[#gone + 1] = f
       else
-        gone[#gone + 1] = all[k]
+        gone = { f }
       end
     end
   end
-  if #gone > 0 then redis.call('HDEL', dkey, unpack(gone)) end
+  if gone then rcall('HDEL', dkey, unpack(gone)) end
   if x - nowms >= wms then
-    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate))
+    rcall('HSET', dkey, host, fmt('%d %.3f', now, rate))
   else
     x = nowms + 2 * wms
-    redis.call('HSET', dkey, host, fmt('%d %.3f', now, rate), MARK, fmt('%d', x))
-    redis.call('PEXPIREAT', dkey, fmt('%d', x))
+    rcall('HSET', dkey, host, fmt('%d %.3f', now, rate), MARK, fmt('%d', x))
+    rcall('PEXPIREAT', dkey, fmt('%d', x))
   end
+  local sum = rate + others
   out[o + 1] = (sum > 0 and rate / sum or 1 / live) * 1000000
   out[o + 2] = live
   o, a = o + 2, a + 2
