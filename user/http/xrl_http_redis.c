@@ -5,10 +5,14 @@
  * (xrl_redis_send: on the wire at once), reads the replies in order
  * (xrl_redis_recv), decodes each and calls its job's done, so concurrent
  * requests share one connection and one round trip and no requester waits
- * in a thread of its own. A job past its deadline when its batch is made is
- * not sent (its requester has it back as failed at once: nothing is taken
- * for a request already answered by the policy); a batch in flight waits at
- * most the socket's timeout (the same deadline).
+ * in a thread of its own. Every job not yet answered is also on the waiting
+ * list, in the order of its deadline (one timeout for all: the order they
+ * came in); the timer thread answers -1 each one whose deadline passed,
+ * whatever the dispatcher is doing (a batch in flight, a connect to a Redis
+ * that does not answer), so no answer comes later than its deadline. A job is
+ * answered once (answered, under lock), freed by the dispatcher alone; one
+ * answered before its batch is made is never sent (nothing is taken for a
+ * request the policy already answered).
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -36,7 +40,9 @@ const double xrl_http_redis_bucket_s[XRL_HTTP_REDIS_BUCKETS] = {
 };
 
 struct job {
-	struct job *next;
+	struct job *next;                /* the dispatcher's queue */
+	struct job *wprev, *wnext;       /* the waiting list, while not answered */
+	int answered;
 	struct xrl_redis_call call;
 	const char *argv[XRL_GCRA_FIXED + 2];
 	char key[160], nd[16], iv[32], span[32], life[32], win[32], lim[16], id[112];
@@ -57,7 +63,10 @@ struct xrl_http_redis {
 	pthread_mutex_t lock;    /* the queue, the stats */
 	pthread_cond_t wake;     /* the dispatcher: a job is queued */
 	struct job *head, **tail;
-	int stop, stopped;
+	struct job waiting;      /* list head: the jobs not answered, oldest first */
+	pthread_t timer;
+	pthread_cond_t tick;     /* the timer: the waiting list was empty, or timer_stop */
+	int stop, stopped, timer_started, timer_stop;
 	__u64 retry_at;
 	/* a sliding log's admission ids, host/seq (under lock): from a random start, so
 	 * that services of one instance name on several hosts never write the same member */
@@ -78,10 +87,14 @@ static __u64 ceil_s_us(double us)
 	return us <= 0 ? 0 : (__u64)ceil(us / 1e6);
 }
 
-/* The job's reply as its rule's answer, in j->f: 1 pass, 0 refuse, -1 not an answer. */
-static int decode(struct job *j, const struct redisReply *reply)
+/*
+ * The job's reply as its rule's answer: 1 pass, 0 refuse, -1 not an answer;
+ * remaining, reset_s and retry_s in f (a scratch copy: the requester's may
+ * be gone, answered by the timer).
+ */
+static int decode(struct job *j, const struct redisReply *reply, struct xrl_http_figures *f)
 {
-	struct xrl_http_figures *f = j->f;
+	memset(f, 0, sizeof(*f));
 
 	if (!reply || reply->type == REDIS_REPLY_ERROR)
 		return -1;
@@ -133,11 +146,51 @@ static int decode(struct job *j, const struct redisReply *reply)
 	}
 }
 
-/* Answer and free a job (outside rd->lock: done may ask again). */
+/* Answer a job (outside rd->lock: done may ask again); the dispatcher frees it. */
 static void job_done(struct job *j, int got)
 {
 	j->done(j->arg, got);
-	free(j);
+}
+
+/* Take j off the waiting list to answer it: 1, or 0 when it was answered already. Under lock. */
+static int job_claim(struct job *j)
+{
+	if (j->answered)
+		return 0;
+	j->answered = 1;
+	j->wprev->wnext = j->wnext;
+	j->wnext->wprev = j->wprev;
+	return 1;
+}
+
+/* Answers -1 the jobs whose deadline passed, as they pass. */
+static void *timer(void *arg)
+{
+	struct xrl_http_redis *rd = arg;
+
+	pthread_mutex_lock(&rd->lock);
+	while (!rd->timer_stop) {
+		struct job *j = rd->waiting.wnext;
+		struct timespec ts;
+
+		if (j == &rd->waiting) {
+			pthread_cond_wait(&rd->tick, &rd->lock);
+			continue;
+		}
+		if (j->deadline_ns > mono_ns()) {
+			ts.tv_sec = (time_t)(j->deadline_ns / 1000000000ull);
+			ts.tv_nsec = (long)(j->deadline_ns % 1000000000ull);
+			pthread_cond_timedwait(&rd->tick, &rd->lock, &ts);
+			continue;
+		}
+		job_claim(j);
+		rd->st.timeouts++;
+		pthread_mutex_unlock(&rd->lock);
+		job_done(j, -1);
+		pthread_mutex_lock(&rd->lock);
+	}
+	pthread_mutex_unlock(&rd->lock);
+	return NULL;
 }
 
 static void *dispatcher(void *arg)
@@ -145,6 +198,7 @@ static void *dispatcher(void *arg)
 	struct xrl_http_redis *rd = arg;
 	struct job *batch[BATCH_MAX];
 	struct xrl_redis_call calls[BATCH_MAX];
+	struct xrl_http_figures fig[BATCH_MAX];
 	int got[BATCH_MAX];
 	char err[256];
 
@@ -162,8 +216,12 @@ static void *dispatcher(void *arg)
 			struct job *j = rd->head;
 
 			rd->head = j->next;
+			if (j->answered) {
+				free(j);   /* by the timer: never sent, nothing taken */
+				continue;
+			}
 			if (stop || j->deadline_ns <= t0) {
-				/* answered by the policy now: never sent, nothing taken */
+				job_claim(j);
 				j->next = expired;
 				expired = j;
 				late++;
@@ -182,6 +240,7 @@ static void *dispatcher(void *arg)
 
 			expired = j->next;
 			job_done(j, -1);
+			free(j);
 		}
 		if (stop) {
 			pthread_mutex_lock(&rd->lock);
@@ -219,7 +278,7 @@ static void *dispatcher(void *arg)
 			}
 		}
 		for (i = 0; i < n; i++) {
-			got[i] = rc ? -1 : decode(batch[i], calls[i].reply);
+			got[i] = rc ? -1 : decode(batch[i], calls[i].reply, &fig[i]);
 			if (!rc && calls[i].reply && calls[i].reply->type == REDIS_REPLY_ERROR)
 				xrl_log(XRL_LOG_WARN, "redis: %s", calls[i].reply->str);
 			if (calls[i].reply)
@@ -242,10 +301,22 @@ static void *dispatcher(void *arg)
 							break;
 					rd->st.hist[b]++;
 				}
+			/* the timer may have answered some (their deadline passed): not again */
+			for (i = 0; i < n; i++)
+				if (!job_claim(batch[i]))
+					got[i] = -2;
+				else if (got[i] >= 0) {
+					batch[i]->f->remaining = fig[i].remaining;
+					batch[i]->f->reset_s = fig[i].reset_s;
+					batch[i]->f->retry_s = fig[i].retry_s;
+				}
 		}
 		pthread_mutex_unlock(&rd->lock);
-		for (i = 0; i < n; i++)
-			job_done(batch[i], got[i]);
+		for (i = 0; i < n; i++) {
+			if (got[i] != -2)
+				job_done(batch[i], got[i]);
+			free(batch[i]);
+		}
 	}
 }
 
@@ -269,6 +340,15 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 	pthread_mutex_init(&rd->lock, NULL);
 	pthread_cond_init(&rd->wake, NULL);
 	rd->tail = &rd->head;
+	rd->waiting.wnext = rd->waiting.wprev = &rd->waiting;
+	{
+		pthread_condattr_t a;
+
+		pthread_condattr_init(&a);
+		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+		pthread_cond_init(&rd->tick, &a);
+		pthread_condattr_destroy(&a);
+	}
 	if (getrandom(&rd->seq, sizeof(rd->seq), 0) != sizeof(rd->seq))
 		rd->seq = (unsigned long long)mono_ns() ^ ((unsigned long long)getpid() << 32);
 	rd->seq >>= 1;   /* room to count up */
@@ -277,6 +357,13 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 		free(rd);
 		return NULL;
 	}
+	if (pthread_create(&rd->timer, NULL, timer, rd)) {
+		snprintf(err, errlen, "cannot start the Redis calls' timer thread");
+		xrl_http_redis_stop(rd);
+		free(rd);
+		return NULL;
+	}
+	rd->timer_started = 1;
 	return rd;
 }
 
@@ -288,7 +375,14 @@ void xrl_http_redis_stop(struct xrl_http_redis *rd)
 	rd->stop = 1;
 	pthread_cond_signal(&rd->wake);
 	pthread_mutex_unlock(&rd->lock);
+	/* the timer keeps the deadlines while the dispatcher ends its batch */
 	pthread_join(rd->thread, NULL);
+	pthread_mutex_lock(&rd->lock);
+	rd->timer_stop = 1;
+	pthread_cond_signal(&rd->tick);
+	pthread_mutex_unlock(&rd->lock);
+	if (rd->timer_started)
+		pthread_join(rd->timer, NULL);
 	xrl_redis_close(&rd->conn);
 }
 
@@ -383,10 +477,17 @@ void xrl_http_redis_ask(struct xrl_http_redis *rd, const struct xrl_http_rule *r
 	if (rd->stopped) {
 		pthread_mutex_unlock(&rd->lock);
 		job_done(j, -1);
+		free(j);
 		return;
 	}
 	*rd->tail = j;
 	rd->tail = &j->next;
+	if (rd->waiting.wnext == &rd->waiting)
+		pthread_cond_signal(&rd->tick);
+	j->wprev = rd->waiting.wprev;
+	j->wnext = &rd->waiting;
+	rd->waiting.wprev->wnext = j;
+	rd->waiting.wprev = j;
 	pthread_cond_signal(&rd->wake);
 	pthread_mutex_unlock(&rd->lock);
 }
