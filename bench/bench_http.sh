@@ -175,6 +175,7 @@ fi
 R[check_global]="0 0 0 0"
 c0=$(metric "$HTTP_PORT_global" xrl_http_redis_calls_total) b0=$(metric "$HTTP_PORT_global" xrl_http_redis_batches_total)
 d0=$(metric "$HTTP_PORT_global" 'xrl_http_decisions_total{rule="api",result="pass"}')
+t0=$(metric "$HTTP_PORT_global" xrl_http_redis_timeouts_total)
 x0=$(cpu_ticks "$HTTP_PID_global") r0=$(cpu_ticks "$redis_pid") threads=0
 if want check_global; then
 	echo "== /check --global" >&2
@@ -184,6 +185,7 @@ if want check_global; then
 fi
 c1=$(metric "$HTTP_PORT_global" xrl_http_redis_calls_total) b1=$(metric "$HTTP_PORT_global" xrl_http_redis_batches_total)
 d1=$(metric "$HTTP_PORT_global" 'xrl_http_decisions_total{rule="api",result="pass"}')
+t1=$(metric "$HTTP_PORT_global" xrl_http_redis_timeouts_total)
 x1=$(cpu_ticks "$HTTP_PID_global") r1=$(cpu_ticks "$redis_pid")
 calls=$((c1 - c0)) batches=$((b1 - b0)) decisions=$((d1 - d0))
 hz=$(getconf CLK_TCK)
@@ -221,7 +223,7 @@ ratio() { awk -v a="$(rps "$1")" -v b="$(rps "$2")" 'BEGIN { printf "%.2f", b ? 
 	echo "- --global: $calls Redis calls for $decisions decisions ($(awk -v c="$calls" -v d="$decisions" 'BEGIN { printf "%.2f", d ? c / d : 0 }') per decision),"
 	echo "  in $batches pipelined batches ($(awk -v c="$calls" -v b="$batches" 'BEGIN { printf "%.1f", b ? c / b : 0 }') calls per batch);"
 	echo "  CPU per decision: xrl http $(cpu_us "$x0" "$x1") µs, redis-server $(cpu_us "$r0" "$r1") µs;"
-	echo "  xrl http's threads at the end of the run: $threads."
+	echo "  $((t1 - t0)) calls not answered by the deadline (50 ms); xrl http's threads at the end of the run: $threads."
 } >"$XRLT_TMP/section.md"
 if [ -n "$md" ]; then cp "$XRLT_TMP/section.md" "$md"; fi
 cat "$XRLT_TMP/section.md"

@@ -579,7 +579,7 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls
 	const char *method = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-Method");
 	const char *real = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
 	struct xrl_http_addr peer;
-	struct joined xff = { .len = 0 };
+	struct joined xff;   /* not zeroed whole: 4 KiB a request */
 	struct xrl_http_request req;
 	struct pending *p;
 	enum MHD_Result ret;
@@ -591,6 +591,9 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls
 			    "$request_uri)\n");
 	if (peer_of(c, &peer))
 		return text(c, 500, "xrl http: the connection has no address\n");
+	xff.len = 0;
+	xff.over = 0;
+	xff.buf[0] = 0;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &xff);
 	if (xff.over)
 		return text(c, 400, "xrl http: X-Forwarded-For longer than 4 KiB\n");
