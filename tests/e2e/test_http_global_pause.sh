@@ -6,7 +6,8 @@
 # loops, not a thread each); each waiting request is answered by
 # --on-redis-failure closed (429) at its deadline (1 s), also on a second
 # service whose first connect to Redis is what hangs, and once Redis wakes
-# the rule is decided in Redis again (200).
+# the rule is decided in Redis again (200). Requests whose clients leave
+# during a pause are each decided (and their state freed) when Redis answers.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/http_lib.sh"
@@ -87,6 +88,28 @@ for i in $(seq 50); do
 	sleep 0.1
 done
 check "Redis awake: --global decided in Redis again (got $c after $i tries)" "$c == 200"
+check "the threads are as before (idle $idle, now $(threads))" "$(threads) <= 12"
+
+section "clients that leave while their requests wait for Redis"
+metric() { curl -s -m 5 "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
+refused='xrl_http_decisions_total{instance="default",rule="g",result="refuse"}'
+r0=$(metric "$refused")
+# three rounds: whether libmicrohttpd hands a resumed connection whose client left
+# to the handler again or closes it at once varies with the timing
+for round in 1 2 3; do
+	redis-cli -p "$RPORT" client pause 1500 all >/dev/null
+	gone=()
+	for i in $(seq 12); do
+		timeout 5 curl -s -m 0.2 -o /dev/null -H 'X-Original-URI: /g' "$url/check" &
+		gone+=($!)
+	done
+	wait "${gone[@]}"
+	# their deadline (1 s) passes, the policy answers, the connections resume and close
+	sleep 1.5
+done
+r1=$(metric "$refused")
+check "3 x 12 requests whose clients left after 0.2 s: each decided once its deadline passed (refusals counted: $((r1 - r0)))" \
+	"$((r1 - r0)) == 36"
 check "the threads are as before (idle $idle, now $(threads))" "$(threads) <= 12"
 
 xrlt_finish

@@ -509,25 +509,19 @@ static void on_redis(void *arg, int got)
 	MHD_resume_connection(p->c);   /* the handler concludes */
 }
 
-/* The decision's last stage, its metrics, escalation and answer. */
-static enum MHD_Result conclude(struct MHD_Connection *c, int auth, void **con_cls,
-				struct xrl_http_state *st, struct xrl_http_decision *d,
-				const struct xrl_http_addr *client, const char *addr)
+/* The decision's last stage, its metrics and escalation: 1 pass, 0 refuse; f its figures. */
+static int settle(struct xrl_http_state *st, struct xrl_http_decision *d,
+		  const struct xrl_http_addr *client, const char *addr, struct xrl_http_figures *fig)
 {
-	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
 	struct xrl_http_figures f;
-	struct xrl_http_rule rule;
-	char body[512];
-	int pass, have_rule;
+	int pass;
 
 	pass = xrl_http_decide_finish(st, d, &f);
-	have_rule = f.rule >= 0;
-	if (have_rule) {
+	if (f.rule >= 0) {
 		char label[64];
 		const struct xrl_http_rule *rr = &st->rules.rule[f.rule];
 		int i, by_ip = 1;
 
-		rule = *rr;
 		for (i = 0; i < rr->nkeys; i++)
 			by_ip &= rr->keys[i].kind == XRL_HTTP_KEY_IP;
 		/* a header or argument may be a secret (an API key): only its hash is shown */
@@ -541,7 +535,24 @@ static enum MHD_Result conclude(struct MHD_Connection *c, int auth, void **con_c
 			escalate(&st->rules, d->per, d->n, client, addr, clock_ns(CLOCK_MONOTONIC));
 	}
 	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
-	if (!have_rule)
+	*fig = f;
+	return pass;
+}
+
+/* The decision's last stage (settle) and its answer. */
+static enum MHD_Result conclude(struct MHD_Connection *c, int auth, void **con_cls,
+				struct xrl_http_state *st, struct xrl_http_decision *d,
+				const struct xrl_http_addr *client, const char *addr)
+{
+	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
+	struct xrl_http_figures f;
+	struct xrl_http_rule rule;
+	char body[512];
+	int pass = settle(st, d, client, addr, &f), have_rule = f.rule >= 0;
+
+	if (have_rule)
+		rule = st->rules.rule[f.rule];
+	else
 		f = none;
 	if (pass && f.delay_ns) {
 		/* leaky bucket: the connection waits suspended for its slot */
@@ -665,12 +676,13 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
 	return ret;
 }
 
+/* a request's con_cls between the handler's calls, besides a struct held or pending */
+static int headers_seen, body_seen;
+
 static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *upload_data, size_t *upload_data_size,
 			      void **con_cls)
 {
-	static int headers_seen, body_seen;
-
 	(void)arg;
 	(void)upload_data;
 	/*
@@ -723,6 +735,36 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 	if (!strcmp(url, "/metrics"))
 		return metrics(c);
 	return text(c, 404, "xrl http: GET /auth (nginx auth_request) or GET /check\n");
+}
+
+/*
+ * A request ended. A connection its client closed while it was suspended is
+ * closed on resuming without the handler being called again: its decision
+ * (concluded here: it was taken in Redis, so it counts) or its held answer is
+ * freed here.
+ */
+static void completed(void *arg, struct MHD_Connection *c, void **con_cls)
+{
+	void *k = *con_cls;
+
+	(void)arg;
+	(void)c;
+	*con_cls = NULL;
+	if (!k || k == &headers_seen || k == &body_seen)
+		return;
+	if (*(int *)k == PENDING) {
+		struct pending *p = k;
+		struct xrl_http_figures f;
+
+		settle(p->state, &p->d, &p->client, p->addr, &f);
+		state_put(p->state);
+		pending_put(p);
+	} else {
+		struct held *h = k;
+
+		MHD_destroy_response(h->resp);
+		free(h);
+	}
 }
 
 /* ---------------------------------------------------------------- main */
@@ -834,9 +876,9 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	}
 	if (!strncmp(listen, "unix:", 5))
 		h = xrl_httpd_start_unix_pool(listen + 5, XRL_HTTP_THREADS, handle,
-					      NULL, why, sizeof(why));
+					      completed, NULL, why, sizeof(why));
 	else
-		h = xrl_httpd_start_pool(addr, port, XRL_HTTP_THREADS, handle, NULL,
+		h = xrl_httpd_start_pool(addr, port, XRL_HTTP_THREADS, handle, completed, NULL,
 					 why, sizeof(why));
 	if (!h) {
 		xrl_log(XRL_LOG_ERR, "--listen %s", why);
