@@ -12,12 +12,15 @@
 #   xrl-global   auth_request to xrl http, --global rule, local redis-server
 # and /check alone with wrk (no nginx), xrl http pinned to CPU 0 and wrk to
 # CPU 1: decisions/s on one core, local and --global, with the Redis calls
-# per decision and per batch (pipelining) from its /metrics. Not a test:
-# figures are printed, never asserted.
+# per decision and per batch (pipelining) from its /metrics, and the CPU
+# time per decision of xrl http and of redis-server (from /proc) with
+# xrl http's thread count. Not a test: figures are printed, never asserted.
 #
-#   bench/bench_http.sh [--secs S] [--conns C] [--no-build] [--markdown FILE]
+#   bench/bench_http.sh [--secs S] [--conns C] [--no-build] [--only CASES] [--markdown FILE]
 #
 #   --secs S        each wrk run (default 10)
+#   --only CASES    only these cases, comma-separated (plain, limit_req, auth204, xrllocal,
+#                   xrlunix, xrlglobal, check_local, check_global): the others print 0
 #   --conns C       wrk's connections (default 16: xrl http takes 32 from one address)
 #   --no-build      do not run make for build/xrl
 #   --markdown FILE write the markdown section to FILE (else it is printed)
@@ -26,14 +29,15 @@
 # processes (by pid) and remove the temporary directory (tests/e2e/lib.sh).
 set -u
 cd "$(dirname "$0")/.." || exit 2
-secs=10 conns=16 build=1 md=
+secs=10 conns=16 build=1 md= only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--secs) secs=$2; shift 2 ;;
 	--conns) conns=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
+	--only) only=,$2,; shift 2 ;;
 	--markdown) md=$2; shift 2 ;;
-	*) echo "usage: bench/bench_http.sh [--secs S] [--conns C] [--no-build] [--markdown FILE]" >&2; exit 2 ;;
+	*) echo "usage: bench/bench_http.sh [--secs S] [--conns C] [--no-build] [--only CASES] [--markdown FILE]" >&2; exit 2 ;;
 	esac
 done
 [ $build = 1 ] && make --no-print-directory build/xrl >&2
@@ -48,6 +52,7 @@ rport=$(http_free_port)
 (cd "$XRLT_TMP" && exec redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no) \
 	>"$XRLT_TMP/redis.log" 2>&1 &
 xrlt_track $!
+redis_pid=$!
 for _ in $(seq 50); do redis-cli -p "$rport" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
 
 printf 'api --key ip --rate 1000000/s --burst 1000000\n' >"$XRLT_TMP/local.rules"
@@ -61,6 +66,7 @@ start_pinned() { # NAME RULES ARGS...
 		>"$XRLT_TMP/http-$name.log" 2>&1 &
 	xrlt_track $!
 	printf -v "HTTP_PORT_$name" '%s' "$port"
+	printf -v "HTTP_PID_$name" '%s' "$!"
 	http_wait_url "http://127.0.0.1:$port/healthz" || xrlt_fail "xrl http $name did not start"
 }
 start_pinned local "$XRLT_TMP/local.rules"
@@ -148,21 +154,43 @@ run_wrk() {
 # a series of the service's /metrics, without its instance label: NAME or NAME{LABELS}
 metric() { curl -s -m 5 "http://127.0.0.1:$1/metrics" | sed 's/instance="default",\{0,1\}//; s/{}//' | awk -v n="$2" '$1 == n { print $2 }'; }
 
+# a process's CPU time so far (utime + stime), in clock ticks
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+want() { [ -z "$only" ] || [[ $only == *,$1,* ]]; }
+
 declare -A R
 for c in plain limit_req auth204 xrllocal xrlunix xrlglobal; do
+	R[$c]="0 0 0 0"
+	want "$c" || continue
 	echo "== nginx /$c" >&2
 	R[$c]=$(run_wrk "http://127.0.0.1:$nport/$c")
 	echo "   ${R[$c]}" >&2
 done
-echo "== /check local" >&2
-R[check_local]=$(run_wrk "http://127.0.0.1:$HTTP_PORT_local/check" -H 'X-Original-URI: /')
+R[check_local]="0 0 0 0"
+if want check_local; then
+	echo "== /check local" >&2
+	R[check_local]=$(run_wrk "http://127.0.0.1:$HTTP_PORT_local/check" -H 'X-Original-URI: /')
+	echo "   ${R[check_local]}" >&2
+fi
+R[check_global]="0 0 0 0"
 c0=$(metric "$HTTP_PORT_global" xrl_http_redis_calls_total) b0=$(metric "$HTTP_PORT_global" xrl_http_redis_batches_total)
 d0=$(metric "$HTTP_PORT_global" 'xrl_http_decisions_total{rule="api",result="pass"}')
-echo "== /check --global" >&2
-R[check_global]=$(run_wrk "http://127.0.0.1:$HTTP_PORT_global/check" -H 'X-Original-URI: /')
+t0=$(metric "$HTTP_PORT_global" xrl_http_redis_timeouts_total)
+x0=$(cpu_ticks "$HTTP_PID_global") r0=$(cpu_ticks "$redis_pid") threads=0
+if want check_global; then
+	echo "== /check --global" >&2
+	R[check_global]=$(run_wrk "http://127.0.0.1:$HTTP_PORT_global/check" -H 'X-Original-URI: /')
+	echo "   ${R[check_global]}" >&2
+	threads=$(awk '$1 == "Threads:" { print $2 }' "/proc/$HTTP_PID_global/status")
+fi
 c1=$(metric "$HTTP_PORT_global" xrl_http_redis_calls_total) b1=$(metric "$HTTP_PORT_global" xrl_http_redis_batches_total)
 d1=$(metric "$HTTP_PORT_global" 'xrl_http_decisions_total{rule="api",result="pass"}')
+t1=$(metric "$HTTP_PORT_global" xrl_http_redis_timeouts_total)
+x1=$(cpu_ticks "$HTTP_PID_global") r1=$(cpu_ticks "$redis_pid")
 calls=$((c1 - c0)) batches=$((b1 - b0)) decisions=$((d1 - d0))
+hz=$(getconf CLK_TCK)
+# CPU µs per decision of one process: TICKS0 TICKS1
+cpu_us() { awk -v a="$1" -v b="$2" -v d="$decisions" -v hz="$hz" 'BEGIN { printf "%.1f", d ? (b - a) * 1e6 / hz / d : 0 }'; }
 
 rps() { echo "${R[$1]}" | awk '{ print $1 }'; }
 ratio() { awk -v a="$(rps "$1")" -v b="$(rps "$2")" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
@@ -193,7 +221,9 @@ ratio() { awk -v a="$(rps "$1")" -v b="$(rps "$2")" 'BEGIN { printf "%.2f", b ? 
 	echo "  $(ratio xrlunix auth204)x over a unix socket (target 0.85x)."
 	echo "- /check: $(rps check_local) decisions/s local (target 50,000), $(rps check_global) with --global (target 25,000)."
 	echo "- --global: $calls Redis calls for $decisions decisions ($(awk -v c="$calls" -v d="$decisions" 'BEGIN { printf "%.2f", d ? c / d : 0 }') per decision),"
-	echo "  in $batches pipelined batches ($(awk -v c="$calls" -v b="$batches" 'BEGIN { printf "%.1f", b ? c / b : 0 }') calls per batch)."
+	echo "  in $batches pipelined batches ($(awk -v c="$calls" -v b="$batches" 'BEGIN { printf "%.1f", b ? c / b : 0 }') calls per batch);"
+	echo "  CPU per decision: xrl http $(cpu_us "$x0" "$x1") µs, redis-server $(cpu_us "$r0" "$r1") µs;"
+	echo "  $((t1 - t0)) calls not answered by the deadline (50 ms); xrl http's threads at the end of the run: $threads."
 } >"$XRLT_TMP/section.md"
 if [ -n "$md" ]; then cp "$XRLT_TMP/section.md" "$md"; fi
 cat "$XRLT_TMP/section.md"

@@ -46,6 +46,7 @@ struct conn {
 struct xrl_httpd {
 	struct MHD_Daemon *mhd;
 	xrl_httpd_handler handler;
+	xrl_httpd_completed completed;   /* NULL: none */
 	void *arg;
 	unsigned short port;
 	pthread_mutex_t conn_lock;   /* the list, each conn's fields, the counts */
@@ -188,9 +189,12 @@ static void mark_request(struct xrl_httpd *h, struct MHD_Connection *c, bool in_
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	(void)con_cls;
+	struct xrl_httpd *h = cls;
+
 	(void)toe;
-	mark_request(cls, c, false);
+	if (h->completed)
+		h->completed(h->arg, c, con_cls);
+	mark_request(h, c, false);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -325,12 +329,12 @@ static unsigned int mode_flags(unsigned threads)
 struct xrl_httpd *xrl_httpd_start(const char *addr, unsigned short port, xrl_httpd_handler handler,
 				  void *arg, char *err, size_t errlen)
 {
-	return xrl_httpd_start_pool(addr, port, 0, handler, arg, err, errlen);
+	return xrl_httpd_start_pool(addr, port, 0, handler, NULL, arg, err, errlen);
 }
 
 struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, unsigned threads,
-				       xrl_httpd_handler handler, void *arg, char *err,
-				       size_t errlen)
+				       xrl_httpd_handler handler, xrl_httpd_completed completed,
+				       void *arg, char *err, size_t errlen)
 {
 	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
 	struct sockaddr_in sa4 = { .sin_family = AF_INET, .sin_port = htons(port) };
@@ -354,6 +358,7 @@ struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, un
 		return NULL;
 	}
 	h->handler = handler;
+	h->completed = completed;
 	h->arg = arg;
 	pthread_mutex_init(&h->conn_lock, NULL);
 	h->conns.next = h->conns.prev = &h->conns;
@@ -392,12 +397,12 @@ struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, un
 struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handler, void *arg,
 				       char *err, size_t errlen)
 {
-	return xrl_httpd_start_unix_pool(path, 0, handler, arg, err, errlen);
+	return xrl_httpd_start_unix_pool(path, 0, handler, NULL, arg, err, errlen);
 }
 
 struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
-					    xrl_httpd_handler handler, void *arg, char *err,
-					    size_t errlen)
+					    xrl_httpd_handler handler, xrl_httpd_completed completed,
+					    void *arg, char *err, size_t errlen)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct xrl_httpd *h;
@@ -433,6 +438,7 @@ struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
 		return NULL;
 	}
 	h->handler = handler;
+	h->completed = completed;
 	h->arg = arg;
 	pthread_mutex_init(&h->conn_lock, NULL);
 	h->conns.next = h->conns.prev = &h->conns;

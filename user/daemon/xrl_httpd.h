@@ -39,6 +39,9 @@ typedef enum MHD_Result (*xrl_httpd_handler)(void *arg, struct MHD_Connection *c
 					     const char *method, const char *upload_data,
 					     size_t *upload_data_size, void **con_cls);
 
+/* A request ended (xrl_httpd_start_pool): its con_cls, as the handler left it. */
+typedef void (*xrl_httpd_completed)(void *arg, struct MHD_Connection *c, void **con_cls);
+
 struct xrl_httpd;
 
 /*
@@ -61,13 +64,16 @@ struct xrl_httpd *xrl_httpd_start_unix(const char *path, xrl_httpd_handler handl
  * of a thread per connection, with MHD_suspend_connection allowed: a
  * handler must never block (it suspends its connection and resumes it
  * later). The limits, the header deadline and the cuts are the same.
+ * completed (or NULL) is called with each request's con_cls when it ends,
+ * answered or not: a connection its client closed while suspended is not
+ * handed to the handler again, so what the handler left there is freed here.
  */
 struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, unsigned threads,
-				       xrl_httpd_handler handler, void *arg, char *err,
-				       size_t errlen);
+				       xrl_httpd_handler handler, xrl_httpd_completed completed,
+				       void *arg, char *err, size_t errlen);
 struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
-					    xrl_httpd_handler handler, void *arg, char *err,
-					    size_t errlen);
+					    xrl_httpd_handler handler, xrl_httpd_completed completed,
+					    void *arg, char *err, size_t errlen);
 /* The port it listens on (the one chosen when port was 0). */
 unsigned short xrl_httpd_port(const struct xrl_httpd *h);
 /* Stop: waits for the connection threads. NULL does nothing. */

@@ -31,6 +31,7 @@ struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __
 	if (!s)
 		return NULL;
 	s->rules = *rules;
+	s->refs = 1;
 	pthread_mutex_init(&s->lock, NULL);
 	if (getrandom(s->seed, sizeof(s->seed), 0) != sizeof(s->seed)) {
 		s->seed[0] = (__u64)(size_t)s ^ 0x9e3779b97f4a7c15ull;
@@ -366,39 +367,37 @@ static void policy_figures(const struct xrl_http_rule *r, int pass, struct xrl_h
 	f->retry_s = pass ? 0 : 1;
 }
 
-int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
-		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
-		    struct xrl_http_figures *per, int *n_per)
+void xrl_http_decide_start(struct xrl_http_state *s, const struct xrl_http_request *req,
+			   __u64 now_ns, __u64 rt_off, int global, struct xrl_http_decision *d)
 {
-	struct xrl_http_entry *ent[XRL_HTTP_MAX_RULES];
-	__u64 *ring[XRL_HTTP_MAX_RULES], keys[XRL_HTTP_MAX_RULES];
-	/* a global rule's name in Redis (a --packet-rule's: the daemon's whole key) */
-	char gname[XRL_HTTP_MAX_RULES][XRL_HTTP_GKEY_MAX];
-	/* 1: decided here (local, or a global rule under --on-redis-failure local) */
-	int idx[XRL_HTTP_MAX_RULES], local[XRL_HTTP_MAX_RULES], n = 0, i, pass = 1, nglobal = 0;
+	struct xrl_http_entry *ent;
+	__u64 *ring;
+	int n = 0, i;
 
-	memset(f, 0, sizeof(*f));
-	f->rule = -1;
-	f->pass = 1;
+	d->now_ns = now_ns;
+	d->rt_off = rt_off;
+	d->pass = 1;
+	d->nglobal = 0;
+	d->next = 0;
 	for (i = 0; i < s->rules.n; i++) {
 		const struct xrl_http_rule *r = &s->rules.rule[i];
-		struct xrl_http_figures *p = &per[n];
+		struct xrl_http_figures *p = &d->per[n];
 
 		if (!rule_matches(r, req))
 			continue;
 		/* a packet rule's budget: only its prefix's sources are under it */
 		if (r->pkt.set && !xrl_http_packet_covers(&r->pkt, req->client_addr))
 			continue;
-		keys[n] = rule_key(s, r, req, r->global && g ? gname[n] : NULL);
-		if (r->pkt.set && g)
-			xrl_http_packet_key(&r->pkt, req->client_addr, gname[n], sizeof(gname[n]));
+		d->keys[n] = rule_key(s, r, req, r->global && global ? d->gname[n] : NULL);
+		if (r->pkt.set && global)
+			xrl_http_packet_key(&r->pkt, req->client_addr, d->gname[n], sizeof(d->gname[n]));
 		memset(p, 0, sizeof(*p));
 		p->rule = i;
 		p->pass = 1;
-		p->key = keys[n];
-		local[n] = !(r->global && g);
-		nglobal += !local[n];
-		if (!keys[n]) {
+		p->key = d->keys[n];
+		d->local[n] = !(r->global && global);
+		d->nglobal += !d->local[n];
+		if (!d->keys[n]) {
 			if (!r->missing_refuse)
 				continue;   /* --missing pass: the rule does not apply */
 			p->pass = 0;
@@ -406,65 +405,84 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 			p->quota = r->count;
 			p->window_s = r->period_s;
 			p->retry_s = r->period_s;
-			pass = 0;
+			d->pass = 0;
 		}
-		idx[n++] = i;
+		d->idx[n++] = i;
 	}
-	*n_per = n;
-	if (!n)
-		return 1;
+	d->n = n;
 	/*
 	 * 1. The local rules, read only: a request they refuse costs Redis nothing.
-	 * 2. The global rules, one Redis call each (each takes from the fleet's
-	 *    budget when it passes: a later global rule refusing cannot give it
-	 *    back; put the global rule a request is likeliest to fail first).
-	 * 3. The local rules again under the lock, and only if all pass, the take.
+	 * 2. The global rules, one Redis call each, in order (each takes from the
+	 *    fleet's budget when it passes: a later global rule refusing cannot
+	 *    give it back; put the global rule a request is likeliest to fail first).
+	 * 3. The local rules again under the lock, and only if all pass, the take
+	 *    (xrl_http_decide_finish).
 	 */
-	if (pass && nglobal) {
-		pthread_mutex_lock(&s->lock);
-		for (i = 0; i < n && pass; i++)
-			if (local[i] && !per[i].missing) {
-				ent[i] = lookup(s, idx[i], keys[i], now_ns, &ring[i]);
-				per[i].pass = peek(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns,
-						   rt_off, &per[i]);
-				pass &= per[i].pass;
-			}
-		pthread_mutex_unlock(&s->lock);
-		for (i = 0; i < n && pass; i++) {
-			const struct xrl_http_rule *r = &s->rules.rule[idx[i]];
-			int got;
-
-			if (local[i] || per[i].missing)
-				continue;
-			got = g->decide(g->arg, r, gname[i], &per[i]);
-			if (got < 0) {
-				__atomic_fetch_add(&g->failed, 1, __ATOMIC_RELAXED);
-				if (g->policy == XRL_HTTP_FAIL_LOCAL) {
-					local[i] = 1;
-					continue;
-				}
-				got = g->policy == XRL_HTTP_FAIL_OPEN;
-				policy_figures(r, got, &per[i]);
-				per[i].key = keys[i];
-			}
-			per[i].pass = got;
-			pass &= got;
+	if (!d->pass || !d->nglobal)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n && d->pass; i++)
+		if (d->local[i] && !d->per[i].missing) {
+			ent = lookup(s, d->idx[i], d->keys[i], now_ns, &ring);
+			d->per[i].pass = peek(&s->rules.rule[d->idx[i]], ent, ring, now_ns, rt_off,
+					      &d->per[i]);
+			d->pass &= d->per[i].pass;
 		}
+	pthread_mutex_unlock(&s->lock);
+}
+
+int xrl_http_decide_next(struct xrl_http_decision *d)
+{
+	for (; d->next < d->n && d->pass; d->next++)
+		if (!d->local[d->next] && !d->per[d->next].missing)
+			return d->next++;
+	return -1;
+}
+
+void xrl_http_decide_answer(const struct xrl_http_state *s, struct xrl_http_decision *d, int i,
+			    int got, struct xrl_http_global *g)
+{
+	if (got < 0) {
+		__atomic_fetch_add(&g->failed, 1, __ATOMIC_RELAXED);
+		if (g->policy == XRL_HTTP_FAIL_LOCAL) {
+			d->local[i] = 1;
+			return;
+		}
+		got = g->policy == XRL_HTTP_FAIL_OPEN;
+		policy_figures(&s->rules.rule[d->idx[i]], got, &d->per[i]);
+		d->per[i].key = d->keys[i];
 	}
+	d->per[i].pass = got;
+	d->pass &= got;
+}
+
+int xrl_http_decide_finish(struct xrl_http_state *s, struct xrl_http_decision *d,
+			   struct xrl_http_figures *f)
+{
+	struct xrl_http_entry *ent[XRL_HTTP_MAX_RULES];
+	__u64 *ring[XRL_HTTP_MAX_RULES];
+	struct xrl_http_figures *per = d->per;
+	int n = d->n, i, pass = d->pass;
+
+	memset(f, 0, sizeof(*f));
+	f->rule = -1;
+	f->pass = 1;
+	if (!n)
+		return 1;
 	if (pass) {
 		pthread_mutex_lock(&s->lock);
 		for (i = 0; i < n; i++) {
-			if (!local[i] || per[i].missing)
+			if (!d->local[i] || per[i].missing)
 				continue;
-			ent[i] = lookup(s, idx[i], keys[i], now_ns, &ring[i]);
-			per[i].pass = peek(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns, rt_off,
-					   &per[i]);
+			ent[i] = lookup(s, d->idx[i], d->keys[i], d->now_ns, &ring[i]);
+			per[i].pass = peek(&s->rules.rule[d->idx[i]], ent[i], ring[i], d->now_ns,
+					   d->rt_off, &per[i]);
 			pass &= per[i].pass;
 		}
 		if (pass)
 			for (i = 0; i < n; i++)
-				if (local[i] && take(&s->rules.rule[idx[i]], ent[i], ring[i], now_ns,
-						     rt_off) != 1)
+				if (d->local[i] && take(&s->rules.rule[d->idx[i]], ent[i], ring[i],
+							d->now_ns, d->rt_off) != 1)
 					pass = 0;   /* cannot happen under the lock; refuse rather than overrun */
 		pthread_mutex_unlock(&s->lock);
 	}
@@ -478,7 +496,7 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 		f->delay_ns = delay;
 	}
 	for (i = 0; i < n; i++) {
-		if (!pass && per[i].pass && local[i]) {
+		if (!pass && per[i].pass && d->local[i]) {
 			/* passed by this rule, refused by another: nothing was taken from it */
 			per[i].remaining += per[i].remaining < per[i].quota ? 1 : 0;
 			per[i].delay_ns = 0;
@@ -493,5 +511,30 @@ int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req
 	if (!pass)
 		f->delay_ns = 0;
 	f->pass = pass;
+	d->pass = pass;
+	return pass;
+}
+
+int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
+		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
+		    struct xrl_http_figures *per, int *n_per)
+{
+	struct xrl_http_decision *d = malloc(sizeof(*d));
+	int i, pass;
+
+	if (!d) {
+		memset(f, 0, sizeof(*f));
+		f->rule = -1;
+		*n_per = 0;
+		return 0;
+	}
+	xrl_http_decide_start(s, req, now_ns, rt_off, g != NULL, d);
+	while ((i = xrl_http_decide_next(d)) >= 0)
+		xrl_http_decide_answer(s, d, i, g->decide(g->arg, &s->rules.rule[d->idx[i]],
+							  d->gname[i], &d->per[i]), g);
+	pass = xrl_http_decide_finish(s, d, f);
+	memcpy(per, d->per, (size_t)d->n * sizeof(*per));
+	*n_per = d->n;
+	free(d);
 	return pass;
 }

@@ -52,6 +52,7 @@ struct xrl_http_state {
 	__u64 seed[2];
 	pthread_mutex_t lock;   /* one decision at a time: all its rules' words move together */
 	unsigned long evicted;
+	int refs;               /* the service's, and each decision waiting for Redis (atomic) */
 };
 
 /* What the request shows, for the keys. */
@@ -99,5 +100,35 @@ void xrl_http_state_free(struct xrl_http_state *s);
 int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
 		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
 		    struct xrl_http_figures *per, int *n_per);
+
+/*
+ * A decision in stages, for a server that must not wait: start (keys, the
+ * local rules read), then each global rule asked in turn (next gives its
+ * index in per, the caller asks Redis and gives the answer), then finish
+ * (the local rules read again and taken). Between the stages s must live
+ * (refs) and nothing else of the request is needed.
+ */
+struct xrl_http_decision {
+	__u64 now_ns, rt_off;
+	int n, pass, nglobal, next;
+	int idx[XRL_HTTP_MAX_RULES];     /* each matching rule's index in the rule set */
+	int local[XRL_HTTP_MAX_RULES];   /* 1: decided here (local, or --on-redis-failure local) */
+	__u64 keys[XRL_HTTP_MAX_RULES];
+	struct xrl_http_figures per[XRL_HTTP_MAX_RULES];
+	/* a global rule's name in Redis (a --packet-rule's: the daemon's whole key) */
+	char gname[XRL_HTTP_MAX_RULES][XRL_HTTP_GKEY_MAX];
+};
+
+/* Stage 1. global: the --global rules go to Redis (else they are judged locally). */
+void xrl_http_decide_start(struct xrl_http_state *s, const struct xrl_http_request *req,
+			   __u64 now_ns, __u64 rt_off, int global, struct xrl_http_decision *d);
+/* The next global rule to ask (its index in d->per: rule d->idx[i], key d->gname[i]), or -1. */
+int xrl_http_decide_next(struct xrl_http_decision *d);
+/* Its answer: 1 pass, 0 refuse (figures in d->per[i]), -1 none in time (g's policy applies). */
+void xrl_http_decide_answer(const struct xrl_http_state *s, struct xrl_http_decision *d, int i,
+			    int got, struct xrl_http_global *g);
+/* Stage 3: 1 pass, 0 refuse; f the answer's figures, d->per[0..d->n) each rule's. */
+int xrl_http_decide_finish(struct xrl_http_state *s, struct xrl_http_decision *d,
+			   struct xrl_http_figures *f);
 
 #endif /* XRL_HTTP_DECIDE_H */

@@ -51,14 +51,7 @@ struct service {
 	struct xrl_maps esc_maps;
 	int esc_open;
 	const char *pin_dir;
-	int pool;   /* served by event loops (no --redis): held answers are suspended, not slept */
 };
-
-static int global_decide(void *arg, const struct xrl_http_rule *r, const char *gkey,
-			 struct xrl_http_figures *f)
-{
-	return xrl_http_redis_decide(arg, r, gkey, f);
-}
 
 static struct service svc;
 
@@ -84,6 +77,8 @@ static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
 
 	if (!s || !old)
 		return s;
+	/* decisions waiting for Redis finish on old later: its tables move under its lock */
+	pthread_mutex_lock(&old->lock);
 	for (i = 0; i < s->rules.n; i++)
 		for (j = 0; j < old->rules.n; j++)
 			if (!memcmp(&s->rules.rule[i], &old->rules.rule[j], sizeof(s->rules.rule[i]))) {
@@ -93,6 +88,7 @@ static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
 				old->tab[j] = t;
 				break;
 			}
+	pthread_mutex_unlock(&old->lock);
 	/* the old keys' hashes are only valid under the old seed */
 	memcpy(s->seed, old->seed, sizeof(s->seed));
 	return s;
@@ -136,15 +132,15 @@ static int esc_ready(const struct xrl_http_rules *rules, char *err, size_t errle
 /*
  * The request (client address a) was refused: count its refusals by each
  * refusing rule that escalates, and put it in the XDP penalty box when one
- * says so. Called under svc.lock (read).
+ * says so (rules: the decision's rule set).
  */
-static void escalate(const struct xrl_http_figures *per, int n, const struct xrl_http_addr *a,
-		     const char *text, __u64 now)
+static void escalate(const struct xrl_http_rules *rules, const struct xrl_http_figures *per, int n,
+		     const struct xrl_http_addr *a, const char *text, __u64 now)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
-		const struct xrl_http_rule *r = &svc.state->rules.rule[per[i].rule];
+		const struct xrl_http_rule *r = &rules->rule[per[i].rule];
 		char dur[32];
 		__u32 count;
 		int rc;
@@ -205,6 +201,16 @@ static int pkt_ready(struct xrl_http_rules *rules, char *err, size_t errlen)
 				       errlen);
 }
 
+/*
+ * Let go of a rule set's state: the service's reference (a reload, the
+ * stop) or a decision's that waited for Redis; the last frees it.
+ */
+static void state_put(struct xrl_http_state *s)
+{
+	if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		xrl_http_state_free(s);
+}
+
 static int load_rules(const char *file, int reload)
 {
 	static struct xrl_http_rules rules;
@@ -230,7 +236,7 @@ static int load_rules(const char *file, int reload)
 	}
 	svc.state = s;
 	pthread_rwlock_unlock(&svc.lock);
-	xrl_http_state_free(old);
+	state_put(old);
 	xrl_log(XRL_LOG_INFO, "%s %d rule%s from %s", reload ? "reloaded" : "loaded", rules.n,
 		rules.n == 1 ? "" : "s", file);
 	return 0;
@@ -346,7 +352,10 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned int status, con
  * with its answer made, and the holder thread resumes it when it is due; the
  * handler, called again, sends it. A list sorted by due time.
  */
+enum { HELD = 1, PENDING };
+
 struct held {
+	int kind;   /* HELD */
 	struct held *next;
 	struct MHD_Connection *c;
 	struct MHD_Response *resp;
@@ -420,19 +429,27 @@ static void holder_stop(void)
 	pthread_join(holder.thread, NULL);
 }
 
-/* Hold c's answer until due_ns: suspend it (h is its request's state until it is sent). */
-static void hold(struct held *h)
+/*
+ * Hold c's answer until due_ns: suspend it (h is its request's state until
+ * it is sent). 0, or -1 when the service is stopping (not held: send now).
+ */
+static int hold(struct held *h)
 {
 	struct held **p;
 
-	MHD_suspend_connection(h->c);
 	pthread_mutex_lock(&holder.lock);
+	if (holder.stop) {
+		pthread_mutex_unlock(&holder.lock);
+		return -1;
+	}
+	MHD_suspend_connection(h->c);
 	for (p = &holder.list; *p && (*p)->due_ns <= h->due_ns; p = &(*p)->next)
 		;
 	h->next = *p;
 	*p = h;
 	pthread_cond_signal(&holder.cond);
 	pthread_mutex_unlock(&holder.lock);
+	return 0;
 }
 
 static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const char *msg)
@@ -440,54 +457,71 @@ static enum MHD_Result text(struct MHD_Connection *c, unsigned int status, const
 	return answer(c, status, "text/plain; charset=utf-8", msg, NULL, NULL);
 }
 
-static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls)
+/*
+ * A decision waiting for Redis: its connection is suspended while the Redis
+ * thread asks its global rules in turn (on_redis), then resumed; the
+ * handler, called again, finishes it (conclude). It holds a reference to
+ * the rule set it started on.
+ */
+struct pending {
+	int kind;   /* PENDING */
+	int auth, asking;
+	struct MHD_Connection *c;
+	struct xrl_http_state *state;
+	struct xrl_http_addr client;
+	char addr[INET6_ADDRSTRLEN];
+	struct xrl_http_decision d;
+};
+
+/* one spare per thread: a decision's 17 KiB are not asked of malloc each time */
+static __thread struct pending *spare;
+
+static struct pending *pending_get(void)
 {
-	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
-	const char *uri = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-URI");
-	const char *method = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-Method");
-	const char *real = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
-	struct xrl_http_figures f, per[XRL_HTTP_MAX_RULES];
-	struct xrl_http_addr peer, client;
-	struct xrl_http_rule rule;
-	struct joined xff = { .len = 0 };
-	char addr[INET6_ADDRSTRLEN], body[512];
-	struct xrl_http_request req;
-	int n, pass, have_rule;
+	struct pending *p = spare;
 
-	if (!uri || uri[0] != '/')
-		return text(c, 400, "xrl http: X-Original-URI is missing or not a path: the proxy "
-			    "must send the request's URI (nginx: proxy_set_header X-Original-URI "
-			    "$request_uri)\n");
-	if (peer_of(c, &peer))
-		return text(c, 500, "xrl http: the connection has no address\n");
-	MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &xff);
-	if (xff.over)
-		return text(c, 400, "xrl http: X-Forwarded-For longer than 4 KiB\n");
-	if (xrl_http_client(&svc.proxies, &peer, xff.len ? xff.buf : NULL, real, &client))
-		return text(c, 400, "xrl http: a trusted proxy sent an X-Forwarded-For or X-Real-IP "
-			    "that is not a list of addresses\n");
-	xrl_http_addr_format(&client, addr, sizeof(addr));
-	req.method = method && *method ? method : "GET";
-	req.uri = uri;
-	req.client = addr;
-	req.client_addr = &client;
-	req.header = header_of;
-	req.header_arg = c;
+	spare = NULL;
+	return p ? p : malloc(sizeof(*p));
+}
 
-	pthread_rwlock_rdlock(&svc.lock);
-	{
-		__u64 mono = clock_ns(CLOCK_MONOTONIC), real_ns = clock_ns(CLOCK_REALTIME);
+static void pending_put(struct pending *p)
+{
+	if (!spare)
+		spare = p;
+	else
+		free(p);
+}
 
-		pass = xrl_http_decide(svc.state, &req, mono, real_ns - mono,
-				       svc.redis ? &svc.global : NULL, &f, per, &n);
+/* The Redis thread's answer to p's rule p->asking: ask the next, or resume. */
+static void on_redis(void *arg, int got)
+{
+	struct pending *p = arg;
+	int i;
+
+	xrl_http_decide_answer(p->state, &p->d, p->asking, got, &svc.global);
+	i = xrl_http_decide_next(&p->d);
+	if (i >= 0) {
+		p->asking = i;
+		xrl_http_redis_ask(svc.redis, &p->state->rules.rule[p->d.idx[i]], p->d.gname[i],
+				   &p->d.per[i], on_redis, p);
+		return;
 	}
-	have_rule = f.rule >= 0;
-	if (have_rule) {
+	MHD_resume_connection(p->c);   /* the handler concludes */
+}
+
+/* The decision's last stage, its metrics and escalation: 1 pass, 0 refuse; f its figures. */
+static int settle(struct xrl_http_state *st, struct xrl_http_decision *d,
+		  const struct xrl_http_addr *client, const char *addr, struct xrl_http_figures *fig)
+{
+	struct xrl_http_figures f;
+	int pass;
+
+	pass = xrl_http_decide_finish(st, d, &f);
+	if (f.rule >= 0) {
 		char label[64];
-		const struct xrl_http_rule *rr = &svc.state->rules.rule[f.rule];
+		const struct xrl_http_rule *rr = &st->rules.rule[f.rule];
 		int i, by_ip = 1;
 
-		rule = *rr;
 		for (i = 0; i < rr->nkeys; i++)
 			by_ip &= rr->keys[i].kind == XRL_HTTP_KEY_IP;
 		/* a header or argument may be a secret (an API key): only its hash is shown */
@@ -495,17 +529,33 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls
 			snprintf(label, sizeof(label), "%s", addr);
 		else
 			snprintf(label, sizeof(label), "hash:%016llx", (unsigned long long)f.key);
-		xrl_http_metrics_decision(svc.metrics, &svc.state->rules, per, n, pass,
+		xrl_http_metrics_decision(svc.metrics, &st->rules, d->per, d->n, pass,
 					  pass || f.missing ? NULL : label, pass ? f.delay_ns : 0);
 		if (!pass)
-			escalate(per, n, &client, addr, clock_ns(CLOCK_MONOTONIC));
+			escalate(&st->rules, d->per, d->n, client, addr, clock_ns(CLOCK_MONOTONIC));
 	}
-	pthread_rwlock_unlock(&svc.lock);
 	__atomic_fetch_add(&svc.decisions[pass], 1, __ATOMIC_RELAXED);
-	if (!have_rule)
+	*fig = f;
+	return pass;
+}
+
+/* The decision's last stage (settle) and its answer. */
+static enum MHD_Result conclude(struct MHD_Connection *c, int auth, void **con_cls,
+				struct xrl_http_state *st, struct xrl_http_decision *d,
+				const struct xrl_http_addr *client, const char *addr)
+{
+	static const struct xrl_http_figures none = { .rule = -1, .pass = 1 };
+	struct xrl_http_figures f;
+	struct xrl_http_rule rule;
+	char body[512];
+	int pass = settle(st, d, client, addr, &f), have_rule = f.rule >= 0;
+
+	if (have_rule)
+		rule = st->rules.rule[f.rule];
+	else
 		f = none;
-	if (pass && f.delay_ns && svc.pool) {
-		/* leaky bucket, event loops: the connection waits suspended for its slot */
+	if (pass && f.delay_ns) {
+		/* leaky bucket: the connection waits suspended for its slot */
 		struct held *h = calloc(1, sizeof(*h));
 
 		if (!h || !(h->resp = response("text/plain; charset=utf-8", "",
@@ -513,20 +563,17 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls
 			free(h);
 			return MHD_NO;
 		}
+		h->kind = HELD;
 		h->c = c;
 		h->status = auth ? 204 : 200;
 		h->due_ns = clock_ns(CLOCK_MONOTONIC) + f.delay_ns;
 		*con_cls = h;
-		hold(h);
-		return MHD_YES;
-	}
-	if (pass && f.delay_ns) {
-		/* leaky bucket, a thread per connection: the answer waits for the request's slot */
-		struct timespec ts = { (time_t)(f.delay_ns / 1000000000ull),
-				       (long)(f.delay_ns % 1000000000ull) };
-
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+		if (!hold(h))
+			return MHD_YES;
+		/* stopping: answered now */
+		MHD_destroy_response(h->resp);
+		free(h);
+		*con_cls = NULL;
 	}
 	if (auth)
 		return answer(c, pass ? 204 : 403, "text/plain; charset=utf-8", "",
@@ -535,6 +582,74 @@ static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls
 		return answer(c, 200, "text/plain; charset=utf-8", "", have_rule ? &rule : NULL, &f);
 	xrl_http_problem_body(rule.name, &f, body, sizeof(body));
 	return answer(c, 429, "application/problem+json", body, &rule, &f);
+}
+
+static enum MHD_Result decide(struct MHD_Connection *c, int auth, void **con_cls)
+{
+	const char *uri = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-URI");
+	const char *method = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Original-Method");
+	const char *real = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Real-IP");
+	struct xrl_http_addr peer;
+	struct joined xff;   /* not zeroed whole: 4 KiB a request */
+	struct xrl_http_request req;
+	struct pending *p;
+	enum MHD_Result ret;
+	int i;
+
+	if (!uri || uri[0] != '/')
+		return text(c, 400, "xrl http: X-Original-URI is missing or not a path: the proxy "
+			    "must send the request's URI (nginx: proxy_set_header X-Original-URI "
+			    "$request_uri)\n");
+	if (peer_of(c, &peer))
+		return text(c, 500, "xrl http: the connection has no address\n");
+	xff.len = 0;
+	xff.over = 0;
+	xff.buf[0] = 0;
+	MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &xff);
+	if (xff.over)
+		return text(c, 400, "xrl http: X-Forwarded-For longer than 4 KiB\n");
+	p = pending_get();
+	if (!p)
+		return MHD_NO;
+	if (xrl_http_client(&svc.proxies, &peer, xff.len ? xff.buf : NULL, real, &p->client)) {
+		pending_put(p);
+		return text(c, 400, "xrl http: a trusted proxy sent an X-Forwarded-For or X-Real-IP "
+			    "that is not a list of addresses\n");
+	}
+	xrl_http_addr_format(&p->client, p->addr, sizeof(p->addr));
+	req.method = method && *method ? method : "GET";
+	req.uri = uri;
+	req.client = p->addr;
+	req.client_addr = &p->client;
+	req.header = header_of;
+	req.header_arg = c;
+
+	pthread_rwlock_rdlock(&svc.lock);
+	{
+		__u64 mono = clock_ns(CLOCK_MONOTONIC), real_ns = clock_ns(CLOCK_REALTIME);
+
+		xrl_http_decide_start(svc.state, &req, mono, real_ns - mono, svc.redis != NULL, &p->d);
+	}
+	i = xrl_http_decide_next(&p->d);
+	if (i >= 0) {
+		/* a global rule: the connection waits suspended for Redis' answers */
+		p->kind = PENDING;
+		p->auth = auth;
+		p->c = c;
+		p->state = svc.state;
+		p->asking = i;
+		__atomic_add_fetch(&p->state->refs, 1, __ATOMIC_ACQ_REL);
+		pthread_rwlock_unlock(&svc.lock);
+		*con_cls = p;
+		MHD_suspend_connection(c);
+		xrl_http_redis_ask(svc.redis, &p->state->rules.rule[p->d.idx[i]], p->d.gname[i],
+				   &p->d.per[i], on_redis, p);
+		return MHD_YES;
+	}
+	ret = conclude(c, auth, con_cls, svc.state, &p->d, &p->client, p->addr);
+	pthread_rwlock_unlock(&svc.lock);
+	pending_put(p);
+	return ret;
 }
 
 static enum MHD_Result metrics(struct MHD_Connection *c)
@@ -561,12 +676,13 @@ static enum MHD_Result metrics(struct MHD_Connection *c)
 	return ret;
 }
 
+/* a request's con_cls between the handler's calls, besides a struct held or pending */
+static int headers_seen, body_seen;
+
 static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *upload_data, size_t *upload_data_size,
 			      void **con_cls)
 {
-	static int headers_seen, body_seen;
-
 	(void)arg;
 	(void)upload_data;
 	/*
@@ -588,6 +704,18 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 	}
 	if (*con_cls == &body_seen)
 		return text(c, 413, "xrl http: requests carry no body\n");
+	if (*con_cls != &headers_seen && *(int *)*con_cls == PENDING) {
+		/* resumed: Redis answered (or the deadline passed) */
+		struct pending *p = *con_cls;
+		struct xrl_http_state *st = p->state;
+		enum MHD_Result ret;
+
+		*con_cls = &headers_seen;
+		ret = conclude(c, p->auth, con_cls, st, &p->d, &p->client, p->addr);
+		state_put(st);
+		pending_put(p);
+		return ret;
+	}
 	if (*con_cls != &headers_seen) {
 		/* resumed: its held answer is due */
 		struct held *h = *con_cls;
@@ -607,6 +735,36 @@ static enum MHD_Result handle(void *arg, struct MHD_Connection *c, const char *u
 	if (!strcmp(url, "/metrics"))
 		return metrics(c);
 	return text(c, 404, "xrl http: GET /auth (nginx auth_request) or GET /check\n");
+}
+
+/*
+ * A request ended. A connection its client closed while it was suspended is
+ * closed on resuming without the handler being called again: its decision
+ * (concluded here: it was taken in Redis, so it counts) or its held answer is
+ * freed here.
+ */
+static void completed(void *arg, struct MHD_Connection *c, void **con_cls)
+{
+	void *k = *con_cls;
+
+	(void)arg;
+	(void)c;
+	*con_cls = NULL;
+	if (!k || k == &headers_seen || k == &body_seen)
+		return;
+	if (*(int *)k == PENDING) {
+		struct pending *p = k;
+		struct xrl_http_figures f;
+
+		settle(p->state, &p->d, &p->client, p->addr, &f);
+		state_put(p->state);
+		pending_put(p);
+	} else {
+		struct held *h = k;
+
+		MHD_destroy_response(h->resp);
+		free(h);
+	}
 }
 
 /* ---------------------------------------------------------------- main */
@@ -693,8 +851,6 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 			snprintf(err, errlen, "--redis: %s", why);
 			return 2;
 		}
-		svc.global.decide = global_decide;
-		svc.global.arg = svc.redis;
 		svc.global.policy = o->failure == 1 ? XRL_HTTP_FAIL_OPEN :
 				    o->failure == 2 ? XRL_HTTP_FAIL_CLOSED : XRL_HTTP_FAIL_LOCAL;
 	}
@@ -708,21 +864,21 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/*
-	 * Without --redis a decision never waits: XRL_HTTP_THREADS event loops
-	 * serve every connection (no thread per connection to wake and switch
-	 * to). A --global rule's call waits for Redis, pipelined with the other
-	 * connections' calls: a thread per connection keeps those waits apart.
+	 * XRL_HTTP_THREADS event loops serve every connection (no thread per
+	 * connection to wake and switch to): a decision never waits in them. A
+	 * --global rule's connection is suspended while the Redis thread asks
+	 * (pipelined with the other connections' calls), a leaky bucket's while
+	 * the holder keeps its answer.
 	 */
-	svc.pool = !svc.redis;
-	if (svc.pool && holder_start()) {
+	if (holder_start()) {
 		xrl_log(XRL_LOG_ERR, "cannot start the thread of the held answers");
 		return 1;
 	}
 	if (!strncmp(listen, "unix:", 5))
-		h = xrl_httpd_start_unix_pool(listen + 5, svc.pool ? XRL_HTTP_THREADS : 0, handle,
-					      NULL, why, sizeof(why));
+		h = xrl_httpd_start_unix_pool(listen + 5, XRL_HTTP_THREADS, handle,
+					      completed, NULL, why, sizeof(why));
 	else
-		h = xrl_httpd_start_pool(addr, port, svc.pool ? XRL_HTTP_THREADS : 0, handle, NULL,
+		h = xrl_httpd_start_pool(addr, port, XRL_HTTP_THREADS, handle, completed, NULL,
 					 why, sizeof(why));
 	if (!h) {
 		xrl_log(XRL_LOG_ERR, "--listen %s", why);
@@ -740,12 +896,14 @@ int xrl_http_run(const struct xrl_http_opts *o, char *err, size_t errlen)
 		break;
 	}
 	xrl_log(XRL_LOG_INFO, "stopping (%s)", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	holder_stop();   /* first: it resumes the held connections, never after the server stopped */
+	/* first: the suspended connections resume (Redis' queue answered -1, the held
+	 * answers sent); the server may not stop with one suspended */
+	xrl_http_redis_stop(svc.redis);
+	holder_stop();
 	xrl_httpd_stop(h);
 	if (!strncmp(listen, "unix:", 5))
 		unlink(listen + 5);
-	xrl_http_redis_stop(svc.redis);
-	xrl_http_state_free(svc.state);
+	state_put(svc.state);
 	if (svc.esc_open)
 		xrl_maps_close(&svc.esc_maps);
 	xrl_http_esc_free(svc.esc);

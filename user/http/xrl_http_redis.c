@@ -2,11 +2,17 @@
 /*
  * The --global rules' path (xrl_http_redis.h). A request's call is a job
  * on a queue; the dispatcher thread takes every job waiting, sends them all
- * (xrl_redis_send: on the wire at once) and reads the replies in order
- * (xrl_redis_recv), so concurrent requests share one connection and one
- * round trip. A job is freed by whichever of its requester and the
- * dispatcher lets go of it last: a requester whose deadline passed leaves
- * and applies the failure policy while the dispatcher may still hold it.
+ * (xrl_redis_send: on the wire at once), reads the replies in order
+ * (xrl_redis_recv), decodes each and calls its job's done, so concurrent
+ * requests share one connection and one round trip and no requester waits
+ * in a thread of its own. Every job not yet answered is also on the waiting
+ * list, in the order of its deadline (one timeout for all: the order they
+ * came in); the timer thread answers -1 each one whose deadline passed,
+ * whatever the dispatcher is doing (a batch in flight, a connect to a Redis
+ * that does not answer), so no answer comes later than its deadline. A job is
+ * answered once (answered, under lock), freed by the dispatcher alone; one
+ * answered before its batch is made is never sent (nothing is taken for a
+ * request the policy already answered).
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -34,14 +40,19 @@ const double xrl_http_redis_bucket_s[XRL_HTTP_REDIS_BUCKETS] = {
 };
 
 struct job {
-	struct job *next;
+	struct job *next;                /* the dispatcher's queue */
+	struct job *wprev, *wnext;       /* the waiting list, while not answered */
+	int answered;
 	struct xrl_redis_call call;
 	const char *argv[XRL_GCRA_FIXED + 2];
 	char key[160], nd[16], iv[32], span[32], life[32], win[32], lim[16], id[112];
-	int refs;          /* 2: the requester and the dispatcher */
-	int done, ok;
-	__u64 sent_ns;
-	struct redisReply *reply;
+	/* the rule's figures for the answer */
+	int algo;
+	__u64 count, period_s, burst;
+	__u64 deadline_ns;
+	struct xrl_http_figures *f;
+	xrl_http_redis_done done;
+	void *arg;
 };
 
 struct xrl_http_redis {
@@ -49,11 +60,13 @@ struct xrl_http_redis {
 	char host[80];
 	unsigned timeout_ms;
 	pthread_t thread;
-	pthread_mutex_t lock;    /* the queue, each job's refs and state */
+	pthread_mutex_t lock;    /* the queue, the stats */
 	pthread_cond_t wake;     /* the dispatcher: a job is queued */
-	pthread_cond_t answered; /* requesters: a batch was answered */
 	struct job *head, **tail;
-	int stop;
+	struct job waiting;      /* list head: the jobs not answered, oldest first */
+	pthread_t timer;
+	pthread_cond_t tick;     /* the timer: the waiting list was empty, or timer_stop */
+	int stop, stopped, timer_started, timer_stop;
 	__u64 retry_at;
 	/* a sliding log's admission ids, host/seq (under lock): from a random start, so
 	 * that services of one instance name on several hosts never write the same member */
@@ -69,14 +82,115 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
-static void job_put(struct job *j)
+static __u64 ceil_s_us(double us)
 {
-	/* under rd->lock */
-	if (--j->refs == 0) {
-		if (j->reply)
-			freeReplyObject(j->reply);
-		free(j);
+	return us <= 0 ? 0 : (__u64)ceil(us / 1e6);
+}
+
+/*
+ * The job's reply as its rule's answer: 1 pass, 0 refuse, -1 not an answer;
+ * remaining, reset_s and retry_s in f (a scratch copy: the requester's may
+ * be gone, answered by the timer).
+ */
+static int decode(struct job *j, const struct redisReply *reply, struct xrl_http_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+
+	if (!reply || reply->type == REDIS_REPLY_ERROR)
+		return -1;
+	if (j->algo == XRL_ALGO_FIXED_WINDOW) {
+		struct xrl_window_answer a;
+		double win_us = (double)j->period_s * 1e6;
+		int ret;
+
+		if (xrl_window_decode(reply, 1, &a))
+			return -1;
+		ret = a.cur <= (double)j->count;
+		f->remaining = ret ? (__u64)((double)j->count - a.cur) : 0;
+		f->reset_s = ceil_s_us(win_us - a.pos_us);
+		f->retry_s = ret ? 0 : (f->reset_s ? f->reset_s : 1);
+		return ret;
 	}
+	if (j->algo == XRL_ALGO_SLIDING_WINDOW || j->algo == XRL_ALGO_SLIDING_LOG) {
+		struct xrl_take_answer a;
+		int ret;
+
+		if (xrl_take_decode(reply, &a))
+			return -1;
+		ret = a.admitted >= 1;
+		f->remaining = (__u64)a.left;
+		f->reset_s = ceil_s_us(a.reset_us);
+		f->retry_s = ret ? 0 : ceil_s_us(a.retry_us);
+		if (!ret && !f->retry_s)
+			f->retry_s = 1;
+		return ret;
+	}
+	{
+		struct xrl_gcra_source src = { .key = j->key, .n = "1" };
+		struct xrl_gcra_answer a;
+		double iv = (double)j->period_s * 1e6 / (double)j->count;
+		double span = iv * (double)j->burst;
+		int ret;
+
+		if (xrl_gcra_decode(reply, &src, 1, true, &a))
+			return -1;
+		ret = a.granted >= 1;
+		f->remaining = a.debt_us < span ? (__u64)((span - a.debt_us) / iv) : 0;
+		f->reset_s = ceil_s_us(a.debt_us);
+		if (!ret) {
+			f->retry_s = ceil_s_us(a.debt_us + iv - span);
+			if (!f->retry_s)
+				f->retry_s = 1;
+		}
+		return ret;
+	}
+}
+
+/* Answer a job (outside rd->lock: done may ask again); the dispatcher frees it. */
+static void job_done(struct job *j, int got)
+{
+	j->done(j->arg, got);
+}
+
+/* Take j off the waiting list to answer it: 1, or 0 when it was answered already. Under lock. */
+static int job_claim(struct job *j)
+{
+	if (j->answered)
+		return 0;
+	j->answered = 1;
+	j->wprev->wnext = j->wnext;
+	j->wnext->wprev = j->wprev;
+	return 1;
+}
+
+/* Answers -1 the jobs whose deadline passed, as they pass. */
+static void *timer(void *arg)
+{
+	struct xrl_http_redis *rd = arg;
+
+	pthread_mutex_lock(&rd->lock);
+	while (!rd->timer_stop) {
+		struct job *j = rd->waiting.wnext;
+		struct timespec ts;
+
+		if (j == &rd->waiting) {
+			pthread_cond_wait(&rd->tick, &rd->lock);
+			continue;
+		}
+		if (j->deadline_ns > mono_ns()) {
+			ts.tv_sec = (time_t)(j->deadline_ns / 1000000000ull);
+			ts.tv_nsec = (long)(j->deadline_ns % 1000000000ull);
+			pthread_cond_timedwait(&rd->tick, &rd->lock, &ts);
+			continue;
+		}
+		job_claim(j);
+		rd->st.timeouts++;
+		pthread_mutex_unlock(&rd->lock);
+		job_done(j, -1);
+		pthread_mutex_lock(&rd->lock);
+	}
+	pthread_mutex_unlock(&rd->lock);
+	return NULL;
 }
 
 static void *dispatcher(void *arg)
@@ -84,30 +198,62 @@ static void *dispatcher(void *arg)
 	struct xrl_http_redis *rd = arg;
 	struct job *batch[BATCH_MAX];
 	struct xrl_redis_call calls[BATCH_MAX];
+	struct xrl_http_figures fig[BATCH_MAX];
+	int got[BATCH_MAX];
 	char err[256];
 
 	for (;;) {
-		int n = 0, i, rc = -EIO;
+		int n = 0, late = 0, i, rc = -EIO, stop;
+		struct job *expired = NULL;
 		__u64 t0;
 
 		pthread_mutex_lock(&rd->lock);
 		while (!rd->head && !rd->stop)
 			pthread_cond_wait(&rd->wake, &rd->lock);
-		if (rd->stop) {
-			pthread_mutex_unlock(&rd->lock);
-			return NULL;
-		}
+		stop = rd->stop;
+		t0 = mono_ns();
 		while (rd->head && n < BATCH_MAX) {
-			batch[n] = rd->head;
-			rd->head = rd->head->next;
-			calls[n] = batch[n]->call;
+			struct job *j = rd->head;
+
+			rd->head = j->next;
+			if (j->answered) {
+				free(j);   /* by the timer: never sent, nothing taken */
+				continue;
+			}
+			if (stop || j->deadline_ns <= t0) {
+				job_claim(j);
+				j->next = expired;
+				expired = j;
+				late++;
+				continue;
+			}
+			batch[n] = j;
+			calls[n] = j->call;
 			n++;
 		}
 		if (!rd->head)
 			rd->tail = &rd->head;
+		rd->st.timeouts += (unsigned long)late;
 		pthread_mutex_unlock(&rd->lock);
+		while (expired) {
+			struct job *j = expired;
 
-		t0 = mono_ns();
+			expired = j->next;
+			job_done(j, -1);
+			free(j);
+		}
+		if (stop) {
+			pthread_mutex_lock(&rd->lock);
+			if (!rd->head) {
+				rd->stopped = 1;   /* asks from now on fail at once */
+				pthread_mutex_unlock(&rd->lock);
+				return NULL;
+			}
+			pthread_mutex_unlock(&rd->lock);
+			continue;
+		}
+		if (!n)
+			continue;
 		if (!rd->conn.c && t0 >= rd->retry_at) {
 			if (xrl_redis_connect(&rd->conn, err, sizeof(err))) {
 				rd->retry_at = t0 + RECONNECT_NS;
@@ -131,37 +277,46 @@ static void *dispatcher(void *arg)
 					err);
 			}
 		}
+		for (i = 0; i < n; i++) {
+			got[i] = rc ? -1 : decode(batch[i], calls[i].reply, &fig[i]);
+			if (!rc && calls[i].reply && calls[i].reply->type == REDIS_REPLY_ERROR)
+				xrl_log(XRL_LOG_WARN, "redis: %s", calls[i].reply->str);
+			if (calls[i].reply)
+				freeReplyObject(calls[i].reply);
+		}
 		pthread_mutex_lock(&rd->lock);
 		{
 			double dt = (double)(mono_ns() - t0) / 1e9;
 			int b;
 
 			rd->st.batches++;
+			rd->st.calls += (unsigned long)n;
 			if (rc)
 				rd->st.failures += (unsigned long)n;
-			for (i = 0; i < n; i++) {
-				rd->st.calls++;
-				if (!rc) {
+			else
+				for (i = 0; i < n; i++) {
 					rd->st.seconds += dt;
 					for (b = 0; b < XRL_HTTP_REDIS_BUCKETS; b++)
 						if (dt <= xrl_http_redis_bucket_s[b])
 							break;
 					rd->st.hist[b]++;
 				}
-				batch[i]->done = 1;
-				batch[i]->ok = !rc && calls[i].reply &&
-					       calls[i].reply->type != REDIS_REPLY_ERROR;
-				batch[i]->reply = rc ? NULL : calls[i].reply;
-				if (rc && calls[i].reply)
-					freeReplyObject(calls[i].reply);
-				else if (!batch[i]->ok && calls[i].reply &&
-					 calls[i].reply->type == REDIS_REPLY_ERROR)
-					xrl_log(XRL_LOG_WARN, "redis: %s", calls[i].reply->str);
-				job_put(batch[i]);
-			}
+			/* the timer may have answered some (their deadline passed): not again */
+			for (i = 0; i < n; i++)
+				if (!job_claim(batch[i]))
+					got[i] = -2;
+				else if (got[i] >= 0) {
+					batch[i]->f->remaining = fig[i].remaining;
+					batch[i]->f->reset_s = fig[i].reset_s;
+					batch[i]->f->retry_s = fig[i].retry_s;
+				}
 		}
-		pthread_cond_broadcast(&rd->answered);
 		pthread_mutex_unlock(&rd->lock);
+		for (i = 0; i < n; i++) {
+			if (got[i] != -2)
+				job_done(batch[i], got[i]);
+			free(batch[i]);
+		}
 	}
 }
 
@@ -184,15 +339,16 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 	snprintf(rd->host, sizeof(rd->host), "%s", host);
 	pthread_mutex_init(&rd->lock, NULL);
 	pthread_cond_init(&rd->wake, NULL);
+	rd->tail = &rd->head;
+	rd->waiting.wnext = rd->waiting.wprev = &rd->waiting;
 	{
 		pthread_condattr_t a;
 
 		pthread_condattr_init(&a);
 		pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-		pthread_cond_init(&rd->answered, &a);
+		pthread_cond_init(&rd->tick, &a);
 		pthread_condattr_destroy(&a);
 	}
-	rd->tail = &rd->head;
 	if (getrandom(&rd->seq, sizeof(rd->seq), 0) != sizeof(rd->seq))
 		rd->seq = (unsigned long long)mono_ns() ^ ((unsigned long long)getpid() << 32);
 	rd->seq >>= 1;   /* room to count up */
@@ -201,6 +357,13 @@ struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms
 		free(rd);
 		return NULL;
 	}
+	if (pthread_create(&rd->timer, NULL, timer, rd)) {
+		snprintf(err, errlen, "cannot start the Redis calls' timer thread");
+		xrl_http_redis_stop(rd);
+		free(rd);
+		return NULL;
+	}
+	rd->timer_started = 1;
 	return rd;
 }
 
@@ -212,7 +375,14 @@ void xrl_http_redis_stop(struct xrl_http_redis *rd)
 	rd->stop = 1;
 	pthread_cond_signal(&rd->wake);
 	pthread_mutex_unlock(&rd->lock);
+	/* the timer keeps the deadlines while the dispatcher ends its batch */
 	pthread_join(rd->thread, NULL);
+	pthread_mutex_lock(&rd->lock);
+	rd->timer_stop = 1;
+	pthread_cond_signal(&rd->tick);
+	pthread_mutex_unlock(&rd->lock);
+	if (rd->timer_started)
+		pthread_join(rd->timer, NULL);
 	xrl_redis_close(&rd->conn);
 }
 
@@ -228,22 +398,23 @@ void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats
 	pthread_mutex_unlock(&rd->lock);
 }
 
-static __u64 ceil_s_us(double us)
-{
-	return us <= 0 ? 0 : (__u64)ceil(us / 1e6);
-}
-
-int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule *r,
-			  const char *gkey, struct xrl_http_figures *f)
+void xrl_http_redis_ask(struct xrl_http_redis *rd, const struct xrl_http_rule *r, const char *gkey,
+			struct xrl_http_figures *f, xrl_http_redis_done done, void *arg)
 {
 	struct job *j = calloc(1, sizeof(*j));
-	struct timespec dl;
-	__u64 deadline;
-	int ret = -1;
 
-	if (!j)
-		return -1;
-	j->refs = 2;
+	if (!j) {
+		done(arg, -1);
+		return;
+	}
+	j->next = NULL;
+	j->done = done;
+	j->arg = arg;
+	j->f = f;
+	j->algo = r->algo;
+	j->count = r->count;
+	j->period_s = r->period_s;
+	j->burst = r->burst ? r->burst : r->count;
 	if (r->pkt.set)   /* the packet rule's key: the daemon's, whole */
 		snprintf(j->key, sizeof(j->key), "%s", gkey);
 	else
@@ -301,59 +472,22 @@ int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule 
 		fixed[XRL_GCRA_SINCE_US] = "0";
 		xrl_gcra_build(&j->call, j->argv, fixed, &src, 1, j->nd);
 	}
-	deadline = mono_ns() + (__u64)rd->timeout_ms * 1000000ull;
-	dl.tv_sec = (time_t)(deadline / 1000000000ull);
-	dl.tv_nsec = (long)(deadline % 1000000000ull);
+	j->deadline_ns = mono_ns() + (__u64)rd->timeout_ms * 1000000ull;
 	pthread_mutex_lock(&rd->lock);
+	if (rd->stopped) {
+		pthread_mutex_unlock(&rd->lock);
+		job_done(j, -1);
+		free(j);
+		return;
+	}
 	*rd->tail = j;
 	rd->tail = &j->next;
+	if (rd->waiting.wnext == &rd->waiting)
+		pthread_cond_signal(&rd->tick);
+	j->wprev = rd->waiting.wprev;
+	j->wnext = &rd->waiting;
+	rd->waiting.wprev->wnext = j;
+	rd->waiting.wprev = j;
 	pthread_cond_signal(&rd->wake);
-	while (!j->done)
-		if (pthread_cond_timedwait(&rd->answered, &rd->lock, &dl) == ETIMEDOUT)
-			break;
-	if (!j->done)
-		rd->st.timeouts++;
-	else if (j->ok && r->algo == XRL_ALGO_FIXED_WINDOW) {
-		struct xrl_window_answer a;
-
-		if (!xrl_window_decode(j->reply, 1, &a)) {
-			double win_us = (double)r->period_s * 1e6;
-
-			ret = a.cur <= (double)r->count;
-			f->remaining = ret ? (__u64)((double)r->count - a.cur) : 0;
-			f->reset_s = ceil_s_us(win_us - a.pos_us);
-			f->retry_s = ret ? 0 : (f->reset_s ? f->reset_s : 1);
-		}
-	} else if (j->ok && (r->algo == XRL_ALGO_SLIDING_WINDOW || r->algo == XRL_ALGO_SLIDING_LOG)) {
-		struct xrl_take_answer a;
-
-		if (!xrl_take_decode(j->reply, &a)) {
-			ret = a.admitted >= 1;
-			f->remaining = (__u64)a.left;
-			f->reset_s = ceil_s_us(a.reset_us);
-			f->retry_s = ret ? 0 : ceil_s_us(a.retry_us);
-			if (!ret && !f->retry_s)
-				f->retry_s = 1;
-		}
-	} else if (j->ok) {
-		struct xrl_gcra_source src = { .key = j->key, .n = "1" };
-		struct xrl_gcra_answer a;
-
-		if (!xrl_gcra_decode(j->reply, &src, 1, true, &a)) {
-			double iv = (double)r->period_s * 1e6 / (double)r->count;
-			double span = iv * (double)(r->burst ? r->burst : r->count);
-
-			ret = a.granted >= 1;
-			f->remaining = a.debt_us < span ? (__u64)((span - a.debt_us) / iv) : 0;
-			f->reset_s = ceil_s_us(a.debt_us);
-			if (!ret) {
-				f->retry_s = ceil_s_us(a.debt_us + iv - span);
-				if (!f->retry_s)
-					f->retry_s = 1;
-			}
-		}
-	}
-	job_put(j);
 	pthread_mutex_unlock(&rd->lock);
-	return ret;
 }

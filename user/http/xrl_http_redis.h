@@ -6,9 +6,11 @@
  * deciding and counting a sliding window's or log's request in the keys
  * of window.lua and log.lua) over the
  * daemon's connection code, pipelined: one thread sends every request
- * waiting, then reads their replies, on one connection. A call has a
- * deadline of a few milliseconds; past it the caller applies the failure
- * policy, so nothing waits on a Redis that stopped.
+ * waiting, then reads their replies, on one connection, and hands each its
+ * answer through a callback (the request's connection waits suspended, no
+ * thread of its own). A call has a deadline of a few milliseconds; past it
+ * the answer is "none in time" and the caller applies the failure policy,
+ * so nothing waits on a Redis that stopped.
  */
 #ifndef XRL_HTTP_REDIS_H
 #define XRL_HTTP_REDIS_H
@@ -36,15 +38,19 @@ struct xrl_http_redis_stats {
  */
 struct xrl_http_redis *xrl_http_redis_start(const char *url, unsigned timeout_ms, const char *host,
 					    char *err, size_t errlen);
+/* Stop: the calls still queued are answered -1 first (so their connections resume). */
 void xrl_http_redis_stop(struct xrl_http_redis *r);
+/* A call's answer: 1 pass, 0 refuse (the figures written), -1 none in time. */
+typedef void (*xrl_http_redis_done)(void *arg, int got);
+
 /*
- * Decide one request of global rule r for the key named gkey (the rule's
- * key as a hash both services compute alike): 1 pass, 0 refuse, the
- * figures in f; -1 when Redis did not answer in time (the caller applies
- * the failure policy).
+ * Ask Redis for one request of global rule r for the key named gkey (the
+ * rule's key as a hash both services compute alike). done(arg, got) is
+ * called once, from the Redis thread (or from this call when the path is
+ * stopped or out of memory), after the rule's figures were written into f.
  */
-int xrl_http_redis_decide(struct xrl_http_redis *rd, const struct xrl_http_rule *r,
-			  const char *gkey, struct xrl_http_figures *f);
+void xrl_http_redis_ask(struct xrl_http_redis *rd, const struct xrl_http_rule *r, const char *gkey,
+			struct xrl_http_figures *f, xrl_http_redis_done done, void *arg);
 void xrl_http_redis_stats(struct xrl_http_redis *rd, struct xrl_http_redis_stats *out);
 /* Is the Redis of rd a cluster (redis-cluster://)? */
 int xrl_http_redis_cluster(const struct xrl_http_redis *rd);
