@@ -63,6 +63,7 @@ UNIT_TESTS += $(BUILD)/test_http   # xrl http: rules, X-Forwarded-For, fields, d
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 PROG_TESTS += $(BUILD)/test_escalate_prog   # xrl http --escalate: the data path's drop
+PROG_TESTS += $(BUILD)/test_busy_prog   # a --syn rule's limited sources that complete handshakes
 PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
 # a real 6-node Redis Cluster (tests/redis/cluster.sh)
@@ -166,6 +167,8 @@ $(BUILD)/test_synproxy_prog: tests/prog/test_synproxy.c tests/prog/xrl_testlib.c
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # --shadow, --block, byte-only rules through the program (test clock)
+$(BUILD)/test_busy_prog: tests/prog/test_busy_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_busy_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_escalate_prog: tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 
