@@ -6,6 +6,7 @@
 #ifndef XRL_BUSY_READ_H
 #define XRL_BUSY_READ_H
 
+#include "xrl_busy.h"   /* enum xrl_busy_mark */
 #include "xrl_maps.h"
 
 /* The slot that holds the source of key (0), or -ENOENT (none, another source's), or -errno. */
