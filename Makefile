@@ -58,6 +58,7 @@ UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
 UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
+UNIT_TESTS += $(BUILD)/test_busy   # busy clients of --syn rules: the pure decisions
 UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 UNIT_TESTS += $(BUILD)/test_http   # xrl http: rules, X-Forwarded-For, fields, decisions
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
@@ -134,6 +135,8 @@ $(BUILD)/xrl: $(XRL_OBJS) $(LIBXRL_HTTP) $(LIBXRL_DAEMON) $(LIBXRL)
 $(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_synproxy: tests/unit/test_synproxy.c $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< -o $@ -lcmocka
+$(BUILD)/test_busy: tests/unit/test_busy.c $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< -o $@ -lcmocka
 $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -lpthread
