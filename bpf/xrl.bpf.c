@@ -1295,8 +1295,13 @@ int xrl_xdp(struct xdp_md *ctx)
 	/* escalated by xrl http (--escalate): dropped whatever rule it meets */
 	if (xrl_escalation_holds(&p, cfg))
 		goto drop;
-	/* established TCP from a source a --syn rule limited lately: a busy client */
-	if (xrl_busy_gate())
+	/*
+	 * established TCP from a source a --syn rule limited lately: a busy
+	 * client. The gate is one load; the flags are tested in line, so the
+	 * SYNs of a flood that opened it pay no call.
+	 */
+	if (xrl_busy_gate() && p.proto == IPPROTO_TCP && p.has_l4 &&
+	    xrl_busy_established(p.tcp_flags))
 		xrl_busy_sighting(ctx, &p, cfg);
 
 	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
