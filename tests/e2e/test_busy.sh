@@ -12,13 +12,14 @@
 #     its SYNs go over the rule and some are dropped, while its connections
 #     send established segments: `xrl top --json` marks it busy_client
 #     "proven" (the kernel in S has its connections), the text view says
-#     "busy client (completes handshakes)" and its advice, and the daemon's
-#     "limited" line for it carries busy_client "proven";
+#     "busy client (completes handshakes)" and its advice, so does `top
+#     --watch` (in a private tmux server), and the daemon's "limited" line
+#     for it carries busy_client "proven";
 #  2. hping3 sends $SPOOF SYNs from the spoofed 10.99.0.7 (no route to it
 #     anywhere: S's SYN-ACKs go nowhere): limited, not marked;
 #  3. hping3 sends SYNs and then bare ACKs from the spoofed 10.99.0.8: a
 #     sighting only, busy_client "seen", never "proven".
-# Needs root, BPF, nsenter, jq, hping3 and Debian's python3. Every load is
+# Needs root, BPF, nsenter, jq, tmux, hping3 and Debian's python3. Every load is
 # bounded by count and by timeout(1). Takes about 20 s.
 # shellcheck disable=SC2015  # "A && B || fail" is meant: fail unless all hold
 # shellcheck disable=SC2317  # cleanup functions run from lib.sh's hooks
@@ -42,12 +43,15 @@ PIN_DIR=/sys/fs/bpf/xrl/$INST
 
 xrlt_counted_checks
 xrlt_require_root
-xrlt_require_cmd ip nsenter jq timeout hping3
+xrlt_require_cmd ip nsenter jq timeout hping3 tmux
 xrlt_require_bpf
 [ -x "$XRL" ] || xrlt_fail "xrl CLI not found at $XRL (make build/xrl, or set XRL=)"
 xrlt_init
 
 xs() { nsenter --net=/run/netns/"$NS_S" "$XRL" --instance "$INST" "$@"; }
+tm() { tmux -S "$XRLT_TMP/tmux.sock" -f /dev/null "$@"; }
+xrlt_on_cleanup 'tm kill-server >/dev/null 2>&1; true'
+# shellcheck disable=SC2016  # expanded when the hook runs
 xrlt_on_cleanup 'xs detach s0 >/dev/null 2>&1; [ -d "$PIN_DIR" ] && rm -rf "$PIN_DIR"; ip netns del "$NS_C" 2>/dev/null; ip netns del "$NS_S" 2>/dev/null; true'
 
 # ---- topology
@@ -124,6 +128,15 @@ ip netns exec "$NS_C" timeout 10 hping3 -q -A -p 8080 -a 10.99.0.8 -c 50 -i u100
 	>"$XRLT_TMP/hping8a.out" 2>&1
 xs --json top -n 100 >"$XRLT_TMP/top.json" 2>"$XRLT_TMP/top.err"
 xs top -n 100 >"$XRLT_TMP/top.txt" 2>&1
+# the live view, in a private tmux server: it ends by itself after 6 s
+tm new-session -d -s top -x 240 -y 40 \
+	"nsenter --net=/run/netns/$NS_S timeout --foreground 6 $XRL --instance $INST top --watch; sleep 3" ||
+	xrlt_fail "tmux cannot start a session for top --watch"
+for _ in $(seq 40); do
+	tm capture-pane -p -t top 2>/dev/null | grep -q "busy client (completes handshakes):" && break
+	sleep 0.1
+done
+tm capture-pane -p -t top >"$XRLT_TMP/watch.txt" 2>&1
 xrlt_wait "$client" || true
 sleep 1.5   # the daemon's held lines (1 s at most)
 kill -TERM "$daemon" 2>/dev/null
@@ -144,6 +157,11 @@ grep -q "198.18.0.2 .*busy client (completes handshakes)" "$XRLT_TMP/top.txt"
 check "xrl top: its row says busy client (completes handshakes)" "$? == 0"
 grep -q "^busy client (completes handshakes): .*--rate/--burst.*keepalive" "$XRLT_TMP/top.txt"
 check "xrl top: the advice is the rule's rate or an allow rule or keepalive, not an attacker's" "$? == 0"
+grep -q "198.18.0.2 .*busy client (completes handshakes)" "$XRLT_TMP/watch.txt" &&
+	grep -q "^busy client (completes handshakes): " "$XRLT_TMP/watch.txt"
+w=$?
+check "xrl top --watch: its row is marked, the advice under the table" "$w == 0"
+[ "$w" = 0 ] || sed 's/^/        /' "$XRLT_TMP/watch.txt"
 e=$(evmark 198.18.0.2)
 check "the daemon's limited line for it: busy_client proven ($e)" "\"$e\" == \"proven\""
 
