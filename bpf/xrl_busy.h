@@ -28,7 +28,7 @@
 /* A TCP segment that belongs to an established connection: ACK set, SYN and RST clear. */
 static __always_inline int xrl_busy_established(__u8 tcp_flags)
 {
-	return (tcp_flags & (XRL_TCP_SYN | XRL_TCP_ACK | 0x04)) == XRL_TCP_ACK;
+	return (tcp_flags & (XRL_TCP_SYN | XRL_TCP_RST | XRL_TCP_ACK)) == XRL_TCP_ACK;
 }
 
 /*

@@ -203,6 +203,7 @@ struct xrl_pkt {
 };
 
 #define XRL_TCP_SYN 0x02
+#define XRL_TCP_RST 0x04
 #define XRL_TCP_ACK 0x10
 
 /*

@@ -34,8 +34,10 @@
 #define XRL_EV_PENDING        8192   /* sources whose "limited" line was logged: a power of 2 */
 /*
  * A --syn rule's "limited" line waits this long at most for the source's
- * established traffic to mark it a busy client (xrl_busy_read.h): the mark
- * comes with the ACKs that follow the drop, after the event.
+ * established traffic to prove it a busy client (xrl_busy_read.h): the
+ * mark comes with the segments that follow the drop, after the event, and
+ * a first segment may be seen before its connection is established (the
+ * handshake's own ACK), proven by a later one.
  */
 #define XRL_EV_BUSY_WAIT_NS   (1000000000ull)
 
@@ -226,8 +228,9 @@ static void print_limited(const struct xrl_events *e, const struct xrl_bucket_ke
  * A source found limited: its "limited" line if its rule has lines left in
  * the window, else counted for the rule's summary; a source still pending
  * (its episode goes on) gets no second line. A --syn rule's source not
- * marked yet is held (its line counted now) until its mark or
- * XRL_EV_BUSY_WAIT_NS (xrl_events_sweep). f: extra fields (consumed).
+ * proven yet is held (its line counted now) until it is or
+ * XRL_EV_BUSY_WAIT_NS passed (xrl_events_sweep), and then carries the
+ * mark it has. f: extra fields (consumed).
  */
 static void log_limited(struct xrl_events *e, const struct xrl_bucket_key *k, __u64 since_ns,
 			__u64 last_ns, __u32 policy, json_t *f)
@@ -248,14 +251,15 @@ static void log_limited(struct xrl_events *e, const struct xrl_bucket_key *k, __
 	}
 	if (r)
 		r->lines++;
-	if (!f && syn_rule_of(e, k) && !xrl_busy_mark_of(e->m, k, xrl_mono_ns()) &&
+	if (!f && syn_rule_of(e, k) &&
+	    xrl_busy_mark_of(e->m, k, xrl_mono_ns()) != XRL_BUSY_MARK_PROVEN &&
 	    pending_add(e, k, since_ns, last_ns, policy, true))
 		return;
 	print_limited(e, k, policy, f);
 	pending_add(e, k, since_ns, last_ns, policy, false);
 }
 
-/* Held lines whose mark came, or whose wait is over; all of them when all is set. */
+/* Held lines proven busy, or whose wait is over; all of them when all is set. */
 static void release_held(struct xrl_events *e, __u64 now, bool all)
 {
 	int i;
@@ -266,7 +270,7 @@ static void release_held(struct xrl_events *e, __u64 now, bool all)
 		if (p->state != 1 || !p->held)
 			continue;
 		if (!all && (__s64)(now - p->since_ns) < (__s64)XRL_EV_BUSY_WAIT_NS &&
-		    !xrl_busy_mark_of(e->m, &p->key, now))
+		    xrl_busy_mark_of(e->m, &p->key, now) != XRL_BUSY_MARK_PROVEN)
 			continue;
 		p->held = 0;
 		print_limited(e, &p->key, p->policy, NULL);
