@@ -81,15 +81,16 @@ static __always_inline int xrl_busy_recent(__u64 t, __u64 now, __u64 window)
 enum xrl_busy_rec {
 	XRL_BUSY_NOTHING = 0,   /* the slot has it, fresh: no write */
 	XRL_BUSY_TOUCH,         /* the slot has it: refresh syn_ns */
-	XRL_BUSY_TAKE,          /* another source, not marked lately: the slot is this one's */
-	XRL_BUSY_KEEP,          /* another source, marked lately: left alone */
+	XRL_BUSY_TAKE,          /* another source, not proven lately: the slot is this one's */
+	XRL_BUSY_KEEP,          /* another source, proven lately: left alone */
 };
 
 /*
  * A sampled drop of a --syn rule for key: what it does to the slot. A
- * source marked (seen or proven) within the window keeps its slot against
- * others, so spoofed SYNs cannot push a busy client out; spoofed sources,
- * never marked, take each other's.
+ * source proven within the window keeps its slot against others, so
+ * spoofed SYNs cannot push a busy client out; any other takes the slot of
+ * the last, so spoofed sources take each other's, and bare ACKs from them
+ * (seen, never proven) hold no slot against a real client.
  */
 static __always_inline int xrl_busy_on_syn_drop(const struct xrl_busy_slot *s,
 						const struct xrl_bucket_key *key, __u64 now)
@@ -100,8 +101,7 @@ static __always_inline int xrl_busy_on_syn_drop(const struct xrl_busy_slot *s,
 		return xrl_busy_recent(s->syn_ns, now, XRL_BUSY_TOUCH_NS) ? XRL_BUSY_NOTHING :
 									 XRL_BUSY_TOUCH;
 	if (xrl_busy_recent(s->syn_ns, now, XRL_BUSY_WINDOW_NS) &&
-	    (xrl_busy_recent(s->seen_ns, now, XRL_BUSY_WINDOW_NS) ||
-	     xrl_busy_recent(s->proven_ns, now, XRL_BUSY_WINDOW_NS)))
+	    xrl_busy_recent(s->proven_ns, now, XRL_BUSY_WINDOW_NS))
 		return XRL_BUSY_KEEP;
 	return XRL_BUSY_TAKE;
 }

@@ -102,16 +102,15 @@ static void test_syn_drop(void **state)
 	s = slot_of(me, 32, 10 * S);
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &me, 10 * S + 99 * MS), XRL_BUSY_NOTHING);
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &me, 10 * S + 100 * MS), XRL_BUSY_TOUCH);
-	/* another source takes an unmarked one's slot ... */
+	/* another source takes an unmarked one's slot, and a sighted one's (bare ACKs hold nothing) ... */
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 10 * S + 1), XRL_BUSY_TAKE);
-	/* ... not a marked one's, within the window of its record and its mark */
 	s.seen_ns = 10 * S;
+	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 10 * S + 1), XRL_BUSY_TAKE);
+	/* ... not a proven one's, within the window of its record and its proof */
+	s.proven_ns = 10 * S;
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 10 * S + 1), XRL_BUSY_KEEP);
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 20 * S - 1), XRL_BUSY_KEEP);
 	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 20 * S), XRL_BUSY_TAKE);
-	s.seen_ns = 0;
-	s.proven_ns = 10 * S;
-	assert_int_equal(xrl_busy_on_syn_drop(&s, &other, 15 * S), XRL_BUSY_KEEP);
 	/* the same address under another rule is another source */
 	other = key4(2, "10.1.1.1");
 	s.proven_ns = 0;
