@@ -58,11 +58,13 @@ UNIT_TESTS := $(BUILD)/test_bucket $(BUILD)/test_rule
 UNIT_TESTS += $(BUILD)/test_algo   # --algo
 UNIT_TESTS += $(BUILD)/test_fleet_keys
 UNIT_TESTS += $(BUILD)/test_synproxy   # --syn-proxy
+UNIT_TESTS += $(BUILD)/test_busy   # busy clients of --syn rules: the pure decisions
 UNIT_TESTS += $(BUILD)/test_cluster   # redis-cluster://
 UNIT_TESTS += $(BUILD)/test_http   # xrl http: rules, X-Forwarded-For, fields, decisions
 PROG_TESTS := $(BUILD)/test_prog $(BUILD)/test_policy $(BUILD)/test_cpus $(BUILD)/test_metrics $(BUILD)/test_parse $(BUILD)/test_fuzz
 PROG_TESTS += $(BUILD)/test_algo_prog   # --algo
 PROG_TESTS += $(BUILD)/test_escalate_prog   # xrl http --escalate: the data path's drop
+PROG_TESTS += $(BUILD)/test_busy_prog   # a --syn rule's limited sources that complete handshakes
 PROG_TESTS += $(BUILD)/test_synproxy_prog   # --syn-proxy
 REDIS_TESTS := $(BUILD)/test_redis
 # a real 6-node Redis Cluster (tests/redis/cluster.sh)
@@ -134,6 +136,8 @@ $(BUILD)/test_bucket: tests/unit/test_bucket.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_synproxy: tests/unit/test_synproxy.c $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< -o $@ -lcmocka
+$(BUILD)/test_busy: tests/unit/test_busy.c $(BPF_HDRS)
+	$(CC) $(CFLAGS) $< -o $@ -lcmocka
 $(BUILD)/test_algo: tests/unit/test_algo.c $(LIBXRL) $(BPF_HDRS)
 	$(CC) $(CFLAGS) $< $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -lpthread
 # the fleet's key names, linked without libbpf: the file reads no map
@@ -166,6 +170,8 @@ $(BUILD)/test_synproxy_prog: tests/prog/test_synproxy.c tests/prog/xrl_testlib.c
 $(BUILD)/test_algo_prog: tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL_DAEMON) $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_algo_prog.c tests/prog/xrl_testlib.c $(LIBXRL_DAEMON) $(LIBXRL) -o $@ -lcmocka $(LIBS_DAEMON) $(LIBS_LIB)
 # --shadow, --block, byte-only rules through the program (test clock)
+$(BUILD)/test_busy_prog: tests/prog/test_busy_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_busy_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 $(BUILD)/test_escalate_prog: tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_escalate_prog.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 

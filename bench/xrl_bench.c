@@ -113,11 +113,12 @@ enum {
 	C_TOTAL_UNDER, C_TOTAL_CAPPED, C_NEWSRC_REFUSED,
 	C_FW_UNDER, C_FW_OVER, C_SW_UNDER, C_SW_OVER, C_SL_OVER,   /* --algo */
 	C_BLOCK_UNDER, C_BLOCK_HELD, C_SHADOW_OVER,
+	C_SYN_OVER, C_ACK_GATE, C_ACK_LIMITED,   /* a --syn rule and busy clients (xrl_busy.h) */
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
 	C_V6_OVER_MANY, C_V6_OVER_ONE, C_V6_UNDER_MANY, C_V6_UNDER_ONE, C_INSERT,
-	C_TESTCLK_MANY,
+	C_TESTCLK_MANY, C_SYN_MANY,
 	C_PROBE_LRU_MANY, C_PROBE_LRU_ONE, C_PROBE_LRU_CLK_MANY, C_PROBE_HASH_MANY,
 	C_PROBE_ARRAY_MANY, C_PROBE_ARRAY_CLK_MANY, C_PROBE_SET_MANY,
 	C_PROBE_SET128_MANY, C_PROBE_SET64_MANY,
@@ -153,6 +154,9 @@ static struct bcase cases[C_N] = {
 	[C_BLOCK_UNDER] = { "xrl_block_v4_under", "xrl: --block rule, under limit" },
 	[C_BLOCK_HELD]  = { "xrl_block_v4_held", "xrl: --block rule, source blocked" },
 	[C_SHADOW_OVER] = { "xrl_shadow_v4_over", "xrl: --shadow rule, over limit (passed)" },
+	[C_SYN_OVER]    = { "xrl_syn_v4_over", "xrl: TCP SYN over a --syn rule's limit" },
+	[C_ACK_GATE]    = { "xrl_ack_busy_gate_open", "xrl: TCP ACK, no rule, a --syn rule limiting" },
+	[C_ACK_LIMITED] = { "xrl_ack_busy_limited_source", "xrl: TCP ACK of the source it limits" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -164,6 +168,7 @@ static struct bcase cases[C_N] = {
 	[C_V6_UNDER_MANY] = { "xrl_v6_many_under", "xrl: %s IPv6 sources under limit *" },
 	[C_V6_UNDER_ONE] = { "xrl_v6_one_under_srcwalk", "xrl: 1 IPv6 source under limit *" },
 	[C_INSERT]      = { "xrl_new_source_fill", "xrl: new source, bucket insert (fill) *" },
+	[C_SYN_MANY]    = { "xrl_syn_many_over", "xrl: %s spoofed SYN sources, --syn rule *" },
 	[C_TESTCLK_MANY] = { "xrl_testclock_many_over", "xrl test-clock obj: %s sources over *" },
 	[C_PROBE_LRU_CLK_MANY] = { "probe_lru_ktime_many", "ktime + lookup, LRU hash, %s keys *" },
 	[C_PROBE_LRU_MANY]   = { "probe_lru_many", "lookup only, LRU hash, %s keys *" },
@@ -231,6 +236,21 @@ static const char *const policy_rules[] = {
 	"203.0.113.0/24 --rate 1/h --burst 1 --block 1h --block-spoofable",
 	"198.18.0.0/16 --rate 1/h --burst 1 --shadow",
 	NULL,
+};
+
+/*
+ * A --syn rule, in an instance of its own: a source over its limit (its
+ * sampled drops record it for busy clients), an ACK of another source while
+ * it does (the gate open), and an ACK of the limited source itself (its
+ * slot found, its stamp fresh: no write).
+ */
+static const char *const syn_rules[] = {
+	"203.0.113.0/24 --proto tcp --syn --rate 1/h --burst 1", NULL,
+};
+
+/* A spoofed SYN flood: every address of 10.0.0.0/12 over a --syn rule. */
+static const char *const many_syn_rules[] = {
+	"10.0.0.0/12 --proto tcp --syn --rate 1/h --burst 1 --per 32", NULL,
 };
 
 /* The many-source stages: one rule over 10.0.0.0/12, one bucket per address. */
@@ -977,7 +997,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob, cap, algo, pol;
+	struct prod prod, glob, cap, algo, pol, syn;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1135,6 +1155,18 @@ int main(int argc, char **argv)
 	prime_case(&cases[C_BLOCK_HELD], pol.prog_fd, &s, XDP_DROP);
 	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.18.0.7" };
 	prime_case(&cases[C_SHADOW_OVER], pol.prog_fd, &s, XDP_PASS);
+	prod_open(&syn, syn_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7", .proto = 6, .dport = 80,
+				   .tcp_flags = 0x02 };
+	prime_case(&cases[C_SYN_OVER], syn.prog_fd, &s, XDP_DROP);
+	/* 64 drops in one run: one is the sampled drop that records the source */
+	xrl_tl_run(syn.prog_fd, cases[C_SYN_OVER].pkt, cases[C_SYN_OVER].len, 64, NULL);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "100.64.0.7", .proto = 6, .dport = 80,
+				   .tcp_flags = 0x10 };
+	prime_case(&cases[C_ACK_GATE], syn.prog_fd, &s, XDP_PASS);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7", .proto = 6, .dport = 80,
+				   .tcp_flags = 0x10 };
+	prime_case(&cases[C_ACK_LIMITED], syn.prog_fd, &s, XDP_PASS);
 
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
@@ -1171,6 +1203,7 @@ int main(int argc, char **argv)
 	prod_close(&cap);
 	prod_close(&algo);
 	prod_close(&pol);
+	prod_close(&syn);
 
 	/* many sources */
 	if (opt.sources == 1000000)
@@ -1192,6 +1225,13 @@ int main(int argc, char **argv)
 	prod_open_sized(&prod, many_over_rules, opt.table);
 	stage(&w, prod.prog_fd, &prod.maps, true, XDP_DROP, &cases[C_OVER_MANY],
 	      &cases[C_OVER_ONE], &cases[C_INSERT], &res_over, 4);
+	prod_close(&prod);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "10.0.0.1", .proto = 6, .dport = 80,
+				   .tcp_flags = 0x02 };
+	cases[C_SYN_MANY].len = xrl_pkt_build(cases[C_SYN_MANY].pkt, sizeof(cases[C_SYN_MANY].pkt), &s,
+					      NULL, NULL);
+	prod_open_sized(&prod, many_syn_rules, opt.table);
+	stage(&w, prod.prog_fd, &prod.maps, true, XDP_DROP, &cases[C_SYN_MANY], NULL, NULL, NULL, 4);
 	prod_close(&prod);
 	prod_open_sized(&prod, many_under_rules, opt.table);
 	stage(&w, prod.prog_fd, &prod.maps, true, XDP_PASS, &cases[C_UNDER_MANY],

@@ -103,6 +103,7 @@ static __always_inline void xrl_jiffy_calibrate(struct xrl_config *cfg, __u64 ex
 }
 #endif
 #include "xrl_escalate.bpf.h"   /* after the clocks: it reads xrl_coarse_ns */
+#include "xrl_busy.bpf.h"       /* likewise, and reads a segment as the SYN proxy does */
 
 /*
  * The packet's rule, or NULL. A source resolved before in this generation
@@ -1304,6 +1305,14 @@ int xrl_xdp(struct xdp_md *ctx)
 	/* escalated by xrl http (--escalate): dropped whatever rule it meets */
 	if (xrl_escalation_holds(&p, cfg))
 		goto drop;
+	/*
+	 * established TCP from a source a --syn rule limited lately: a busy
+	 * client. The gate is one load; the flags are tested in line, so the
+	 * SYNs of a flood that opened it pay no call.
+	 */
+	if (xrl_busy_gate() && p.proto == IPPROTO_TCP && p.has_l4 &&
+	    xrl_busy_established(p.tcp_flags))
+		xrl_busy_sighting(ctx, &p, cfg);
 
 	r = xrl_find_rule(&p, cfg->active_gen, cfg->rc_short[cfg->active_gen & 1]);
 	if (!r) {
@@ -1360,8 +1369,11 @@ decided:
 			/* it would have been dropped: counted as such, passed */
 			if ((rs->shadow_dropped & (XRL_SKETCH_SAMPLE - 1)) == 0) {
 				xrl_sketch_drop(&key, now_ns);
-				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
+				if ((rs->shadow_dropped & (XRL_LIMITED_SAMPLE - 1)) == 0) {
 					xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
+					if (r->flags & XRL_F_SYN)
+						xrl_busy_note(&key, r->per_len, now_ns, cfg);
+				}
 			}
 			rs->shadow_dropped++;
 			rs->shadow_dropped_bytes += len;
@@ -1381,8 +1393,11 @@ judged:
 			now_ns = bpf_ktime_get_coarse_ns();
 		xrl_sketch_drop(&key, now_ns);
 		/* a source limited for real is dropped often: 1 drop in 64 per CPU is enough to see it */
-		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0)
+		if (r->action == XRL_ACT_LIMIT && (gs->dropped & (XRL_LIMITED_SAMPLE - 1)) == 0) {
 			xrl_note_limited(&key, now_ns, r->policy, cfg, gs);
+			if (r->flags & XRL_F_SYN)
+				xrl_busy_note(&key, r->per_len, now_ns, cfg);
+		}
 	}
 	rs->dropped++;
 	rs->dropped_bytes += len;

@@ -203,6 +203,7 @@ struct xrl_pkt {
 };
 
 #define XRL_TCP_SYN 0x02
+#define XRL_TCP_RST 0x04
 #define XRL_TCP_ACK 0x10
 
 /*
@@ -314,6 +315,32 @@ struct xrl_sketch_slot {
 	__u64 dropped;    /* drops while holding the slot, minus decrements */
 	__u64 total;      /* drops counted for this key since it took the slot */
 	__u64 last_ns;    /* CLOCK_MONOTONIC of the last drop */
+};
+
+/*
+ * Busy clients (xrl_busy.h): a source a --syn rule limits lately, and
+ * whether established TCP came from it since. xrl_busy is a shared array
+ * of XRL_BUSY_SLOTS slots, one cache line each, chosen by a keyed hash of
+ * the source's address (IPv4 whole, IPv6 its /64): the sampled drop that
+ * notes a limited source (1 in XRL_LIMITED_SAMPLE per CPU) records it; a
+ * segment with ACK and neither SYN nor RST from its address stamps seen_ns
+ * and, when the kernel has an established connection for the segment,
+ * proven_ns, each at most once per XRL_BUSY_TOUCH_NS. xrl_busy_on[0] is the
+ * gate: the time of the latest record, 0 once a window passed without one,
+ * so the per-packet cost while no --syn rule limits anything is one load.
+ */
+#define XRL_BUSY_BITS 10
+#define XRL_BUSY_SLOTS (1u << XRL_BUSY_BITS)
+#define XRL_BUSY_WINDOW_NS (10ull * 1000000000ull)   /* a record and a mark hold this long */
+#define XRL_BUSY_TOUCH_NS 100000000ull               /* each stamp is rewritten at most every 100 ms */
+struct xrl_busy_slot {
+	struct xrl_bucket_key key;   /* the limited source: its --syn rule, address masked to its /per */
+	__u32 per_len;    /* the rule's /per: an address is the source's when masked to it */
+	__u32 _pad;
+	__u64 syn_ns;     /* its latest recorded SYN drop (0: free) */
+	__u64 seen_ns;    /* latest established-looking segment from it: a sighting */
+	__u64 proven_ns;  /* latest such segment of a connection the kernel has established */
+	__u64 tried_ns;   /* latest look for that connection */
 };
 
 /* Per-rule counters, per CPU. */

@@ -204,6 +204,22 @@ struct {
 	__type(value, __u32);
 } xrl_esc_on SEC(".maps");
 
+/* Busy clients (a --syn rule's limited sources that send established TCP): see xrl_common.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XRL_BUSY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct xrl_busy_slot);
+} xrl_busy SEC(".maps");
+
+/* [0]: the time of the latest record in xrl_busy; 0: none lately, nothing is looked up */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} xrl_busy_on SEC(".maps");
+
 /* Per CPU: xrl_not_own before a --block rule's decision (xrl_block_held), for xrl_block_after. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

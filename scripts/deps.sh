@@ -18,11 +18,11 @@ libcmocka-dev libjansson-dev libhiredis-dev redis-server redis-tools libmicrohtt
 iproute2 nftables iptables util-linux procps man-db jq perl tmux prometheus curl
 git gzip mawk coreutils libc-bin mount sed grep diffutils
 strace dpkg binutils python3 systemd dpkg-dev
-python3-scapy nginx-light wrk hey"
+python3-scapy nginx-light wrk hey hping3"
 # python3-scapy: tests/e2e/test_synproxy.sh crafts handshakes (forged, replayed ACKs);
 # nginx-light: xrl http's tests and bench run a real nginx (auth_request is built in; the
 # tests start their own on loopback ports, never the system one); wrk, hey: the HTTP load
-# of those tests and of bench/bench_http.sh
+# of those tests and of bench/bench_http.sh; hping3: tests/e2e/test_busy.sh's spoofed SYNs
 case ${1:-} in
 --fresh-check) PKGS="$PKGS debootstrap tar" ;;
 "") ;;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "xrl_busy_read.h"
 #include "xrl_cli.h"
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
@@ -163,14 +164,29 @@ static void top_alerts_print(const struct xrl_rule_def *defs, int nd, const stru
 	}
 }
 
-/* one row of top's output (text or JSON); dropped/age < 0: not in the sketch */
-static void top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct xrl_bucket_key *key,
-		    const struct xrl_rule_def *d, long long dropped, double age, int blocked,
-		    __u64 left, json_t *arr)
+/*
+ * A --syn rule's source that sends established TCP (xrl_busy_read.h):
+ * enum xrl_busy_mark; NONE for any other rule's.
+ */
+static int top_busy(const struct xrl_maps *m, const struct xrl_bucket_key *key,
+		    const struct xrl_rule_def *d)
+{
+	return d && (d->flags & XRL_F_SYN) ? xrl_busy_mark_of(m, key, xrl_mono_ns()) :
+					     XRL_BUSY_MARK_NONE;
+}
+
+/*
+ * one row of top's output (text or JSON); dropped/age < 0: not in the
+ * sketch. Returns its busy-client mark (enum xrl_busy_mark).
+ */
+static int top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct xrl_bucket_key *key,
+		   const struct xrl_rule_def *d, long long dropped, double age, int blocked,
+		   __u64 left, json_t *arr)
 {
 	char src[64], rule[192] = "(deleted rule)";
 	__u64 passed = xrl_source_passed(m, key);   /* only for the rows shown */
 	int shadow = d && (d->policy & XRL_P_SHADOW);
+	int busy = top_busy(m, key, d);
 
 	if (d)
 		xrl_rule_format_match(d, rule, sizeof(rule));
@@ -185,6 +201,12 @@ static void top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct 
 			json_object_set_new(o, "shadow", json_true());
 		if (blocked)
 			json_object_set_new(o, "blocked_left_s", json_real((double)left / 1e9));
+		if (busy) {
+			json_object_set_new(o, "busy_client",
+					    json_string(busy == XRL_BUSY_MARK_PROVEN ? "proven" : "seen"));
+			json_object_set_new(o, "state", json_string(xrl_busy_mark_text(busy)));
+			json_object_set_new(o, "advice", json_string(xrl_busy_advice(busy)));
+		}
 		json_array_append_new(arr, o);
 	} else {
 		char p[32], dr[32] = "-", ag[32] = "-", state[64] = "";
@@ -199,8 +221,20 @@ static void top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct 
 				 (double)left / 1e9 + 0.5, shadow ? " (shadow)" : "");
 		else if (shadow)
 			snprintf(state, sizeof(state), "  (shadow: would-drops, passed)");
-		printf("%-40s %-40s %10s %10s %9s%s\n", src, rule, p, dr, ag, state);
+		printf("%-40s %-40s %10s %10s %9s%s%s%s\n", src, rule, p, dr, ag, state,
+		       busy ? "  " : "", xrl_busy_mark_text(busy));
 	}
+	return busy;
+}
+
+/* After the table: what to do about the busy clients in it (bit 1 << mark of each shown). */
+static void top_busy_lines(unsigned marks)
+{
+	int k;
+
+	for (k = XRL_BUSY_MARK_PROVEN; k > XRL_BUSY_MARK_NONE; k--)
+		if (marks & (1u << k))
+			printf("%s: %s\n", xrl_busy_mark_text(k), xrl_busy_advice(k));
 }
 
 int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
@@ -220,6 +254,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 	double secs = XRL_WATCH_DEFAULT_S;
 	json_t *arr;
 	int n, nd, nb, i = 1, shown = 0, hidden = 0, rc;
+	unsigned marks = 0;
 
 	if (xrl_opts_parse(&xrl_top_opts, 0, argc, argv, &i, &to, &seen, err, sizeof(err)))
 		return xrl_error(ctx, XRL_EXIT_USAGE, "%s", err);
@@ -286,8 +321,9 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 			continue;
 		}
 		shown++;
-		top_row(ctx, &m, &top[i].key, d, (long long)top[i].dropped,
-			now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0, b < nb, left, arr);
+		marks |= 1u << top_row(ctx, &m, &top[i].key, d, (long long)top[i].dropped,
+				       now > top[i].last_ns ? (now - top[i].last_ns) / 1e9 : 0.0, b < nb,
+				       left, arr);
 	}
 	/* every source blocked now, also those the sketch did not sample */
 	for (i = 0; i < nb; i++) {
@@ -300,7 +336,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 			if (ids[j] == bkeys[i].rule_id)
 				d = &defs[j];
 		shown++;
-		top_row(ctx, &m, &bkeys[i], d, -1, -1, 1, bleft[i], arr);
+		marks |= 1u << top_row(ctx, &m, &bkeys[i], d, -1, -1, 1, bleft[i], arr);
 	}
 	if (ctx->json) {
 		top_alerts_print(defs, nd, &A, arr);
@@ -311,6 +347,7 @@ int xrl_cmd_top(struct xrl_ctx *ctx, int argc, char **argv)
 		if (hidden)
 			printf("(%d source%s dropped once, of the flood%s above, not listed)\n", hidden,
 			       hidden == 1 ? "" : "s", A.any == 1 ? "" : "s");
+		top_busy_lines(marks);
 		top_newsrc_lines(&m, defs, ids, nd);
 		json_decref(arr);
 	}

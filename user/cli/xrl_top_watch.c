@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "xrl_busy_read.h"
 #include "xrl_newsrc.h"
 #include "xrl_rule.h"
 #include "xrl_top_flood.h"
@@ -31,7 +32,8 @@ struct top_row {
 	double pass_rate;   /* < 0: not known before the row's second reading */
 	bool blocked;       /* in the penalty box now (read from it, not from the sketch) */
 	bool in_sketch;     /* false: a blocked source the sketch has not sampled */
-	char src[64], rule[192];
+	int busy;           /* a --syn rule's source that sends established TCP: enum xrl_busy_mark */
+	char src[64], rule[256];
 };
 
 /* A shown row's passed count, for its pass rate at the next reading. */
@@ -225,6 +227,15 @@ static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
 			if ((d->policy & XRL_P_SHADOW) && k < sizeof(r->rule))
 				snprintf(r->rule + k, sizeof(r->rule) - k, "  (shadow)");
 		}
+		/* a --syn rule's source whose connections complete: a busy client, not an attacker */
+		r->busy = d && (d->flags & XRL_F_SYN) ? xrl_busy_mark_of(m, &r->key, st->now_ns) :
+						       XRL_BUSY_MARK_NONE;
+		if (r->busy) {
+			size_t k = strlen(r->rule);
+
+			if (k < sizeof(r->rule))
+				snprintf(r->rule + k, sizeof(r->rule) - k, "  %s", xrl_busy_mark_text(r->busy));
+		}
 		xrl_source_format(&r->key, d, r->src, sizeof(r->src));
 		/* one map lookup per row shown, not per source in the sketch */
 		r->passed = xrl_source_passed(m, &r->key);
@@ -353,6 +364,7 @@ static int top_sample(struct xrl_ctx *ctx, const struct xrl_maps *m, void *arg, 
 		st->nmemo = 0;
 	limit = (__u64)rows < st->count ? rows : (int)st->count;
 	st->nshown = pick_shown(st, limit);
+	st->now_ns = now;
 	if ((err = fill_shown(st, m, st->nshown))) {
 		free(cur);
 		st->nshown = 0;
@@ -388,7 +400,7 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	const struct top_state *st = arg;
 	const struct xrl_global_stats *g = &st->g, *p = &st->g_prev;
 	char left[256], clock[16], a[32], b[32], c[32], srcs[32];
-	int i, width = 6, rule_w = 4, nrecent;
+	int i, k, width = 6, rule_w = 4, nrecent;
 	bool totals;
 	time_t t = time(NULL);
 	struct tm tm;
@@ -457,6 +469,14 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		xrl_frame_wrap(f, XRL_FRAME_PLAIN,
 			       "(%d source%s dropped once, of the flood above, not listed: spoofed, each seen once)",
 			       st->hidden, st->hidden == 1 ? "" : "s");
+	/* what to do about a busy client shown: once per kind of mark */
+	for (k = XRL_BUSY_MARK_PROVEN; k > XRL_BUSY_MARK_NONE; k--) {
+		for (i = 0; i < st->nshown && st->rows[i].busy != k; i++)
+			;
+		if (i < st->nshown && xrl_frame_room(f) > 0)
+			xrl_frame_wrap(f, XRL_FRAME_PLAIN, "%s: %s", xrl_busy_mark_text(k),
+				       xrl_busy_advice(k));
+	}
 }
 
 int xrl_top_watch(struct xrl_ctx *ctx, double interval, __u64 count)

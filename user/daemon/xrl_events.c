@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "xrl_busy_read.h"
 #include "xrl_format.h"
 #include "xrl_events.h"
 #include "xrl_log.h"
@@ -31,6 +32,14 @@
 #define XRL_EV_WINDOW_NS      (10ull * 1000000000ull)
 #define XRL_EV_LINES_PER_RULE 20
 #define XRL_EV_PENDING        8192   /* sources whose "limited" line was logged: a power of 2 */
+/*
+ * A --syn rule's "limited" line waits this long at most for the source's
+ * established traffic to prove it a busy client (xrl_busy_read.h): the
+ * mark comes with the segments that follow the drop, after the event, and
+ * a first segment may be seen before its connection is established (the
+ * handshake's own ACK), proven by a later one.
+ */
+#define XRL_EV_BUSY_WAIT_NS   (1000000000ull)
 
 /* A rule's lines in the current window, and when its drop counters last moved. */
 struct ev_rule {
@@ -48,6 +57,7 @@ struct ev_pending {
 	__u64 since_ns, last_ns;   /* its first and latest sampled drop */
 	__u32 policy;
 	__u8 state;                /* 0 free, 1 used, 2 deleted (probing goes on) */
+	__u8 held;                 /* its "limited" line waits for a busy-client mark */
 };
 
 struct xrl_events {
@@ -101,7 +111,7 @@ static struct ev_pending *pending_find(struct xrl_events *e, const struct xrl_bu
 
 /* Remember a logged source; false when the table is full (it then gets no "back" line). */
 static bool pending_add(struct xrl_events *e, const struct xrl_bucket_key *k, __u64 since_ns,
-			__u64 last_ns, __u32 policy)
+			__u64 last_ns, __u32 policy, bool held)
 {
 	__u32 i, at = key_hash(k) & (XRL_EV_PENDING - 1);
 
@@ -118,6 +128,7 @@ static bool pending_add(struct xrl_events *e, const struct xrl_bucket_key *k, __
 		p->since_ns = since_ns;
 		p->last_ns = last_ns;
 		p->policy = policy;
+		p->held = held;
 		p->state = 1;
 		e->npending++;
 		return true;
@@ -182,17 +193,50 @@ static struct ev_rule *rule_of(struct xrl_events *e, const struct xrl_bucket_key
 	return k->rule_id < XRL_MAX_RULES ? &e->rules[k->rule_id] : NULL;
 }
 
+/* A --syn rule's source: one whose line may carry a busy-client mark. */
+static bool syn_rule_of(const struct xrl_events *e, const struct xrl_bucket_key *k)
+{
+	return k->rule_id < XRL_MAX_RULES && e->defs[k->rule_id].in_use &&
+	       (e->defs[k->rule_id].flags & XRL_F_SYN);
+}
+
+/*
+ * The "limited" line. A --syn rule's source that sends established TCP
+ * says so: a busy client, with what to do about it instead of what is done
+ * about an attacker. f: extra fields (consumed).
+ */
+static void print_limited(const struct xrl_events *e, const struct xrl_bucket_key *k,
+			  __u32 policy, json_t *f)
+{
+	json_t *line = policy_fields(source_fields(e, k), policy);
+	int busy = syn_rule_of(e, k) ? xrl_busy_mark_of(e->m, k, xrl_mono_ns()) : XRL_BUSY_MARK_NONE;
+
+	if (f) {
+		json_object_update(line, f);
+		json_decref(f);
+	}
+	if (busy) {
+		json_object_set_new(line, "busy_client",
+				    json_string(busy == XRL_BUSY_MARK_PROVEN ? "proven" : "seen"));
+		json_object_set_new(line, "state", json_string(xrl_busy_mark_text(busy)));
+		json_object_set_new(line, "advice", json_string(xrl_busy_advice(busy)));
+	}
+	xrl_log_event(XRL_LOG_INFO, policy & XRL_P_SHADOW ? "limited (shadow)" : "limited", line);
+}
+
 /*
  * A source found limited: its "limited" line if its rule has lines left in
  * the window, else counted for the rule's summary; a source still pending
- * (its episode goes on) gets no second line. f: extra fields (consumed).
+ * (its episode goes on) gets no second line. A --syn rule's source not
+ * proven yet is held (its line counted now) until it is or
+ * XRL_EV_BUSY_WAIT_NS passed (xrl_events_sweep), and then carries the
+ * mark it has. f: extra fields (consumed).
  */
 static void log_limited(struct xrl_events *e, const struct xrl_bucket_key *k, __u64 since_ns,
 			__u64 last_ns, __u32 policy, json_t *f)
 {
 	struct ev_pending *p = pending_find(e, k);
 	struct ev_rule *r = rule_of(e, k);
-	json_t *line;
 
 	if (p) {
 		if ((__s64)(last_ns - p->last_ns) > 0)
@@ -207,13 +251,30 @@ static void log_limited(struct xrl_events *e, const struct xrl_bucket_key *k, __
 	}
 	if (r)
 		r->lines++;
-	line = policy_fields(source_fields(e, k), policy);
-	if (f) {
-		json_object_update(line, f);
-		json_decref(f);
+	if (!f && syn_rule_of(e, k) &&
+	    xrl_busy_mark_of(e->m, k, xrl_mono_ns()) != XRL_BUSY_MARK_PROVEN &&
+	    pending_add(e, k, since_ns, last_ns, policy, true))
+		return;
+	print_limited(e, k, policy, f);
+	pending_add(e, k, since_ns, last_ns, policy, false);
+}
+
+/* Held lines proven busy, or whose wait is over; all of them when all is set. */
+static void release_held(struct xrl_events *e, __u64 now, bool all)
+{
+	int i;
+
+	for (i = 0; i < XRL_EV_PENDING && e->npending; i++) {
+		struct ev_pending *p = &e->pending[i];
+
+		if (p->state != 1 || !p->held)
+			continue;
+		if (!all && (__s64)(now - p->since_ns) < (__s64)XRL_EV_BUSY_WAIT_NS &&
+		    xrl_busy_mark_of(e->m, &p->key, now) != XRL_BUSY_MARK_PROVEN)
+			continue;
+		p->held = 0;
+		print_limited(e, &p->key, p->policy, NULL);
 	}
-	xrl_log_event(XRL_LOG_INFO, policy & XRL_P_SHADOW ? "limited (shadow)" : "limited", line);
-	pending_add(e, k, since_ns, last_ns, policy);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -265,6 +326,7 @@ void xrl_events_close(struct xrl_events *e)
 {
 	if (!e)
 		return;
+	release_held(e, xrl_mono_ns(), true);   /* a held line is said before the daemon stops */
 	ring_buffer__free(e->rb);
 	free(e);
 }
@@ -469,12 +531,17 @@ void xrl_events_sweep(struct xrl_events *e)
 			r->left_back++;
 		bpf_map_delete_elem(e->m->limited, &e->keys[i]);
 	}
+	release_held(e, now, false);
 	for (i = 0; i < XRL_EV_PENDING && e->npending; i++) {
 		struct ev_pending *p = &e->pending[i];
 
 		if (p->state != 1 || (__s64)(now - p->last_ns) < (__s64)(e->quiet_ns + XRL_LIMITED_TOUCH_NS) ||
 		    !rule_quiet(e, p->key.rule_id, now))
 			continue;
+		if (p->held) {   /* its line first */
+			p->held = 0;
+			print_limited(e, &p->key, p->policy, NULL);
+		}
 		log_back(e, p);
 		pending_del(e, p);
 	}

@@ -43,7 +43,9 @@ struct bpf_object;
 	X(blocked, 0)       /* --block's penalty box */			\
 	X(proven, 0)        /* --syn-proxy's filter of proven sources */	\
 	X(escalated, 0)     /* xrl http --escalate: addresses dropped at XDP */ \
-	X(esc_on, 0)        /* [0] set: the data path looks xrl_escalated up */
+	X(esc_on, 0)        /* [0] set: the data path looks xrl_escalated up */ \
+	X(busy, 0)          /* --syn rules' limited sources that send established TCP */ \
+	X(busy_on, 0)       /* [0]: the latest record in xrl_busy (0: none lately) */
 
 /* One fd per map of XRL_MAPS, in its order. */
 struct xrl_maps {
