@@ -257,6 +257,10 @@ out:
 	return err;
 }
 
+/*
+ * A compiled prefix's LPM key in the trie of its family: the parity of the
+ * generation it belongs to before the address (struct xrl_lpm_v4/v6).
+ */
 static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, int *fd,
 		    const struct xrl_maps *m)
 {
@@ -265,7 +269,7 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 
 		memset(k, 0, sizeof(*k));
 		k->prefixlen = 32 + p->plen;
-		k->gen = gen;
+		k->gen = gen & 1u;
 		memcpy(k->addr, p->addr, 4);
 		if (m)
 			*fd = m->rules_v4;
@@ -274,7 +278,7 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 
 		memset(k, 0, sizeof(*k));
 		k->prefixlen = 32 + p->plen;
-		k->gen = gen;
+		k->gen = gen & 1u;
 		memcpy(k->addr, p->addr, 16);
 		if (m)
 			*fd = m->rules_v6;
@@ -313,10 +317,12 @@ static int delete_many(int fd, const void *keys, __u32 n, size_t ksz)
 }
 
 /*
- * Delete every LPM entry whose generation is not keep: one walk over the
- * keys (never restarted, so linear in the entries), then one batched delete.
+ * Delete every LPM entry of parity par, and any key of neither parity (a
+ * generation-keyed entry of an older format): one walk over the keys
+ * (never restarted, so linear in the entries), then one batched delete.
+ * Clears the spare parity when what it holds is not known.
  */
-static int purge_generations(int fd, __u32 keep)
+static int purge_parity(int fd, __u32 par)
 {
 	struct xrl_lpm_v6 key, next;
 	struct xrl_lpm_v6 *drop = NULL, *grown;
@@ -327,7 +333,7 @@ static int purge_generations(int fd, __u32 keep)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.gen == keep)
+		if (key.gen == (par ^ 1u))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -377,37 +383,65 @@ static int zero_rule_stats(const struct xrl_maps *m, const __u32 *ids, __u32 n)
 	return err;
 }
 
-/* Delete the LPM entries of every generation but keep, in both tries. */
-static int purge_all(const struct xrl_maps *m, __u32 keep)
-{
-	int rc = purge_generations(m->rules_v4, keep);
-
-	return rc ? rc : purge_generations(m->rules_v6, keep);
-}
-
 enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
 
 /*
- * Generation gen's whole half of xrl_rule_defs (XRL_RULE_DEFS_SLOT): the
- * rules at their ids, every other id cleared. One batched syscall; the half
- * is not read by anyone until the switch to gen.
+ * Generation gen's half of xrl_rule_defs (XRL_RULE_DEFS_SLOT): the rules
+ * at their ids, every other id cleared. With was (the half as it holds
+ * now), only the ids whose definition differs; without, all of them. One
+ * batched syscall; the half is not read by anyone until the switch to gen.
  */
 static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *defs,
-			   const __u32 *ids, int n)
+			   const __u32 *ids, int n, const struct xrl_rule_def *was)
 {
 	static struct xrl_rule_def half[XRL_MAX_RULES];
 	static __u32 keys[XRL_MAX_RULES];
-	__u32 count = XRL_MAX_RULES, id;
+	__u32 count = 0, id, want;
 	int i;
 
 	memset(half, 0, sizeof(half));
 	for (i = 0; i < n; i++)
 		half[ids[i]] = defs[i];
-	for (id = 0; id < XRL_MAX_RULES; id++)
-		keys[id] = XRL_RULE_DEFS_SLOT(gen, id);
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		if (was && !memcmp(&was[id], &half[id], sizeof(half[id])))
+			continue;
+		keys[count] = XRL_RULE_DEFS_SLOT(gen, id);
+		half[count++] = half[id];   /* count <= id: packed in place */
+	}
+	if (!count)
+		return 0;
+	want = count;
 	if (bpf_map_update_batch(m->rule_defs, keys, half, &count, NULL))
 		return -errno;
-	return count == XRL_MAX_RULES ? 0 : -EIO;
+	return count == want ? 0 : -EIO;
+}
+
+/*
+ * The spare half of xrl_rule_defs, of generation gen's parity, into
+ * half[XRL_MAX_RULES] (indexed by id) and as a rule set defs/ids[0..*n).
+ */
+static int read_defs_half(const struct xrl_maps *m, __u32 gen, struct xrl_rule_def *half,
+			  struct xrl_rule_def *defs, __u32 *ids, int *n)
+{
+	static __u32 keys[XRL_MAX_RULES];
+	__u32 base = XRL_RULE_DEFS_SLOT(gen, 0), prev = base - 1, batch, count = XRL_MAX_RULES, id;
+
+	memset(half, 0, XRL_MAX_RULES * sizeof(*half));
+	if (bpf_map_lookup_batch(m->rule_defs, base ? &prev : NULL, &batch, keys, half, &count,
+				 NULL) && errno != ENOENT)
+		return -errno;
+	if (count != XRL_MAX_RULES)
+		return -EIO;
+	*n = 0;
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		if (keys[id] != base + id)
+			return -EIO;
+		if (!half[id].in_use)
+			continue;
+		defs[*n] = half[id];
+		ids[(*n)++] = id;
+	}
+	return 0;
 }
 
 /* A rule and its place: rule sets sorted by xrl_rule_match_cmp, then by place. */
@@ -454,77 +488,133 @@ static int match_find(const struct match_ord *ord, int n, const struct xrl_rule_
 	return -1;
 }
 
-/* Generation gen's LPM key of a rule's prefix, in the trie of its family. */
-static void def_lpm_key(const struct xrl_rule_def *d, __u32 gen, struct xrl_lpm_v6 *k)
+/* Prefix order of compiled entries, as xrl_ruleset_compile emits them (xrl_rule_prefix_cmp). */
+static int cprefix_cmp(const struct xrl_compiled_prefix *a, const struct xrl_compiled_prefix *b)
 {
-	struct xrl_compiled_prefix p = { .family = d->family, .plen = d->plen };
-	int fd;
+	int c;
 
-	memcpy(p.addr, d->addr, 16);
-	lpm_key(&p, gen, k, &fd, NULL);
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if ((c = memcmp(a->addr, b->addr, 16)))
+		return c;
+	return a->plen < b->plen ? -1 : a->plen > b->plen;
 }
 
 /*
- * Generation gen's entries cp[0..ncp) of family fam: one batch into its
- * trie. keys and vals have room for ncp.
+ * Make generation gen's entries of family fam cp[0..ncp): with was (the
+ * entries its parity holds now, both in prefix order), write only the
+ * entries that are new or differ and delete those that went; without,
+ * write them all (the parity was cleared). One batch of each per trie.
+ * keys and vals have room for ncp + nwas.
  */
 static int write_family(const struct xrl_maps *m, int fam, __u32 gen,
-			const struct xrl_compiled_prefix *cp, int ncp, void *keys,
+			const struct xrl_compiled_prefix *cp, int ncp,
+			const struct xrl_compiled_prefix *was, int nwas, void *keys,
 			struct xrl_prefix_entry *vals)
 {
 	size_t ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
 	struct xrl_lpm_v6 k;
-	__u32 n = 0;
-	int i, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
+	__u32 n = 0, nd = 0;
+	int i = 0, j = 0, c, rc, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
+	char *dk = (char *)keys + (size_t)ncp * ksz;   /* the deletes, after the updates */
 
-	for (i = 0; i < ncp; i++) {
-		if (cp[i].family != fam)
+	while (i < ncp || (was && j < nwas)) {
+		if (i < ncp && cp[i].family != fam) {
+			i++;
 			continue;
+		}
+		if (was && j < nwas && was[j].family != fam) {
+			j++;
+			continue;
+		}
+		c = !was || j >= nwas ? -1 : i >= ncp ? 1 : cprefix_cmp(&cp[i], &was[j]);
+		if (c > 0) {   /* a prefix that went */
+			lpm_key(&was[j++], gen, &k, &fd, m);
+			memcpy(dk + nd++ * ksz, &k, ksz);
+			continue;
+		}
+		if (c == 0 && !memcmp(&cp[i].entry, &was[j].entry, sizeof(cp[i].entry))) {
+			i++, j++;
+			continue;
+		}
+		if (c == 0)
+			j++;
 		lpm_key(&cp[i], gen, &k, &fd, m);
 		memcpy((char *)keys + n * ksz, &k, ksz);
-		vals[n++] = cp[i].entry;
+		vals[n++] = cp[i++].entry;
 	}
-	return update_many(fd, keys, vals, n, ksz, sizeof(*vals));
+	if ((rc = update_many(fd, keys, vals, n, ksz, sizeof(*vals))))
+		return rc;
+	return delete_many(fd, dk, nd, ksz);
+}
+
+/* Longest prefix of each family in cp[0..ncp): the rule cache's granule word (XRL_RC_SHORT_*). */
+static __u32 rc_short_of(const struct xrl_compiled_prefix *cp, int ncp)
+{
+	__u32 max4 = 0, max6 = 0;
+	int i;
+
+	for (i = 0; i < ncp; i++) {
+		if (cp[i].family == 4 && cp[i].plen > max4)
+			max4 = cp[i].plen;
+		if (cp[i].family == 6 && cp[i].plen > max6)
+			max6 = cp[i].plen;
+	}
+	return (32 - max4) | ((128 - max6) << 8);
 }
 
 /*
- * The old generation's entries, known from its rules (ord: sorted by match,
- * so by prefix): one batched delete per trie. 0, or -errno (then a walk
- * removes them).
+ * The generation after cfg's, written in the spare parity (the tries'
+ * entries of that parity and its half of xrl_rule_defs), which holds
+ * generation active_gen - 1's set unless cfg.spare_dirty says a change
+ * stopped half-way in it. Only what differs between the two is written.
+ * Not switched in: the caller's store of active_gen does that.
  */
-static int delete_generation(const struct xrl_maps *m, __u32 gen, const struct match_ord *ord,
-			     int n, void *keys)
+static int write_spare(const struct xrl_maps *m, struct xrl_config *cfg,
+		       const struct xrl_rule_def *next, const __u32 *next_ids, int n,
+		       const struct xrl_compiled_prefix *cp, int ncp)
 {
-	size_t ksz;
-	__u32 cnt;
-	int fam, i, rc;
+	static struct xrl_rule_def was_half[XRL_MAX_RULES], was[XRL_MAX_RULES];
+	static __u32 was_ids[XRL_MAX_RULES];
+	static struct xrl_lpm_v6 keys[2 * XRL_MAX_RULES];
+	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
+	struct xrl_compiled_prefix *wcp = NULL;
+	__u32 gen = cfg->active_gen + 1;
+	int nwas = 0, nwcp = 0, rc;
+	bool known = !cfg->spare_dirty;
+	char why[XRL_ERRLEN];
 
-	for (fam = 4; fam <= 6; fam += 2) {
-		ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
-		cnt = 0;
-		for (i = 0; i < n; i++) {
-			struct xrl_lpm_v6 k;
-
-			if (ord[i].d->family != fam ||
-			    (i && ord[i - 1].d->family == fam && ord[i - 1].d->plen == ord[i].d->plen &&
-			     !memcmp(ord[i - 1].d->addr, ord[i].d->addr, 16)))
-				continue;
-			def_lpm_key(ord[i].d, gen, &k);
-			memcpy((char *)keys + cnt * ksz, &k, ksz);
-			cnt++;
-		}
-		if ((rc = delete_many(fam == 4 ? m->rules_v4 : m->rules_v6, keys, cnt, ksz)))
-			return rc;
-	}
-	return 0;
+	/* what the spare parity holds: its definitions, compiled as they were when written */
+	if (known && read_defs_half(m, gen, was_half, was, was_ids, &nwas))
+		known = false;
+	if (known && xrl_ruleset_compile(was, was_ids, nwas, &wcp, &nwcp, why, sizeof(why)))
+		known = false;
+	/* from here on the spare parity is being written: not known until the switch */
+	cfg->spare_dirty = 1;
+	cfg->rc_short[gen & 1] = rc_short_of(cp, ncp);
+	if ((rc = xrl_write_config(m, cfg)))
+		goto out;
+	if (!known && ((rc = purge_parity(m->rules_v4, gen & 1)) ||
+		       (rc = purge_parity(m->rules_v6, gen & 1))))
+		goto out;
+	if ((rc = write_family(m, 4, gen, cp, ncp, known ? wcp : NULL, nwcp, keys, vals)) ||
+	    (rc = write_family(m, 6, gen, cp, ncp, known ? wcp : NULL, nwcp, keys, vals)))
+		goto out;
+	rc = write_defs_half(m, gen, next, next_ids, n, known ? was_half : NULL);
+out:
+	free(wcp);
+	return rc;
 }
 
 /*
  * Every step is at most O(n log n) in the rules, and the maps are written
- * with a few batched syscalls (a walk of the tries' keys to clear what a
- * change killed half-way left, a batch per trie, one for the definitions,
- * one for the counters that start afresh, a batch to delete the old
- * generation): a change costs milliseconds at XRL_MAX_RULES.
+ * with a few batched syscalls: the spare half of xrl_rule_defs read, a
+ * config store marking the spare parity as being written, a batch per trie
+ * of the entries that differ from what that parity holds (a change two
+ * generations back), one of the definitions that differ, one for the
+ * counters that start afresh, then the switch. Only after a change that
+ * stopped half-way is the spare parity cleared with a walk and written
+ * whole.
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
@@ -532,13 +622,11 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
 	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES], fresh[XRL_MAX_RULES];
 	static struct match_ord in_ord[XRL_MAX_RULES], cur_ord[XRL_MAX_RULES];
-	static struct xrl_lpm_v6 keys[XRL_MAX_RULES];
-	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
 	static __u8 state[XRL_MAX_RULES];
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, k, rc, dup = -1;
-	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
+	__u32 id, nfresh = 0, free_at = 0, rel_at = 0;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
@@ -611,49 +699,24 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	if ((rc = zero_rule_stats(m, fresh, nfresh)))
 		goto sys_fail;
 
-	/* write the new generation beside the live one: data path's entries, then definitions */
-	gen = cfg.active_gen + 1;
-	if ((rc = purge_all(m, cfg.active_gen)))
-		goto sys_fail;
-	if ((rc = write_family(m, 4, gen, cp, ncp, keys, vals)) ||
-	    (rc = write_family(m, 6, gen, cp, ncp, keys, vals))) {
-		purge_all(m, cfg.active_gen);
-		goto sys_fail;
-	}
-	if ((rc = write_defs_half(m, gen, next, next_ids, n))) {
-		purge_all(m, cfg.active_gen);
-		goto sys_fail;
-	}
 	/*
-	 * the rule cache's granule for gen (xrl_config.rc_short): the bits past
-	 * its longest prefix of each family, in the parity gen's packets read,
-	 * written before the switch (the live generation reads the other one)
+	 * the next generation in the spare parity: data path's entries,
+	 * definitions and the rule cache's granule (xrl_config.rc_short, the
+	 * bits past the longest prefix of each family); the live parity is not
+	 * touched
 	 */
-	{
-		__u32 max4 = 0, max6 = 0;
-
-		for (i = 0; i < ncp; i++) {
-			if (cp[i].family == 4 && cp[i].plen > max4)
-				max4 = cp[i].plen;
-			if (cp[i].family == 6 && cp[i].plen > max6)
-				max6 = cp[i].plen;
-		}
-		cfg.rc_short[gen & 1] = (32 - max4) | ((128 - max6) << 8);
-		if ((rc = xrl_write_config(m, &cfg))) {
-			purge_all(m, cfg.active_gen);
-			goto sys_fail;
-		}
-	}
-	/* the switch, of the data path's set and the operator's view together: one store */
-	cfg.active_gen = gen;
-	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
-	if ((rc = xrl_write_config(m, &cfg))) {
-		purge_all(m, gen - 1);
+	if ((rc = write_spare(m, &cfg, next, next_ids, n, cp, ncp)))
 		goto sys_fail;
-	}
-	/* the old generation's entries; left behind by a crash here, the next change purges them */
-	if (delete_generation(m, gen - 1, cur_ord, ncur, keys))
-		purge_all(m, gen);
+	/*
+	 * the switch, of the data path's set and the operator's view together:
+	 * one store, which also records that the parity left behind holds the
+	 * old generation whole (spare_dirty 0), for the next change to start from
+	 */
+	cfg.active_gen++;
+	cfg.spare_dirty = 0;
+	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
+	if ((rc = xrl_write_config(m, &cfg)))
+		goto sys_fail;
 	free(cp);
 	return 0;
 sys_fail:
