@@ -386,61 +386,47 @@ static int zero_rule_stats(const struct xrl_maps *m, const __u32 *ids, __u32 n)
 enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
 
 /*
- * Generation gen's half of xrl_rule_defs (XRL_RULE_DEFS_SLOT): the rules
- * at their ids, every other id cleared. With was (the half as it holds
- * now), only the ids whose definition differs; without, all of them. One
- * batched syscall; the half is not read by anyone until the switch to gen.
+ * Generation gen's half of xrl_rule_defs (XRL_RULE_DEFS_SLOT) made want
+ * (indexed by id, cleared where no rule is): with was (the half as it
+ * holds now), only the ids whose definition differs; without, all of
+ * them. One batched syscall; the half is not read by anyone until the
+ * switch to gen.
  */
-static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *defs,
-			   const __u32 *ids, int n, const struct xrl_rule_def *was)
+static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *want,
+			   const struct xrl_rule_def *was)
 {
-	static struct xrl_rule_def half[XRL_MAX_RULES];
+	static struct xrl_rule_def vals[XRL_MAX_RULES];
 	static __u32 keys[XRL_MAX_RULES];
-	__u32 count = 0, id, want;
-	int i;
+	__u32 count = 0, id, n;
 
-	memset(half, 0, sizeof(half));
-	for (i = 0; i < n; i++)
-		half[ids[i]] = defs[i];
 	for (id = 0; id < XRL_MAX_RULES; id++) {
-		if (was && !memcmp(&was[id], &half[id], sizeof(half[id])))
+		if (was && !memcmp(&was[id], &want[id], sizeof(want[id])))
 			continue;
 		keys[count] = XRL_RULE_DEFS_SLOT(gen, id);
-		half[count++] = half[id];   /* count <= id: packed in place */
+		vals[count++] = want[id];
 	}
 	if (!count)
 		return 0;
-	want = count;
-	if (bpf_map_update_batch(m->rule_defs, keys, half, &count, NULL))
+	n = count;
+	if (bpf_map_update_batch(m->rule_defs, keys, vals, &count, NULL))
 		return -errno;
-	return count == want ? 0 : -EIO;
+	return count == n ? 0 : -EIO;
 }
 
-/*
- * The spare half of xrl_rule_defs, of generation gen's parity, into
- * half[XRL_MAX_RULES] (indexed by id) and as a rule set defs/ids[0..*n).
- */
-static int read_defs_half(const struct xrl_maps *m, __u32 gen, struct xrl_rule_def *half,
-			  struct xrl_rule_def *defs, __u32 *ids, int *n)
+/* The half of xrl_rule_defs of generation gen's parity into half[XRL_MAX_RULES], by id. */
+static int read_defs_half(const struct xrl_maps *m, __u32 gen, struct xrl_rule_def *half)
 {
 	static __u32 keys[XRL_MAX_RULES];
 	__u32 base = XRL_RULE_DEFS_SLOT(gen, 0), prev = base - 1, batch, count = XRL_MAX_RULES, id;
 
-	memset(half, 0, XRL_MAX_RULES * sizeof(*half));
 	if (bpf_map_lookup_batch(m->rule_defs, base ? &prev : NULL, &batch, keys, half, &count,
 				 NULL) && errno != ENOENT)
 		return -errno;
 	if (count != XRL_MAX_RULES)
 		return -EIO;
-	*n = 0;
-	for (id = 0; id < XRL_MAX_RULES; id++) {
+	for (id = 0; id < XRL_MAX_RULES; id++)
 		if (keys[id] != base + id)
 			return -EIO;
-		if (!half[id].in_use)
-			continue;
-		defs[*n] = half[id];
-		ids[(*n)++] = id;
-	}
 	return 0;
 }
 
@@ -488,60 +474,119 @@ static int match_find(const struct match_ord *ord, int n, const struct xrl_rule_
 	return -1;
 }
 
-/* Prefix order of compiled entries, as xrl_ruleset_compile emits them (xrl_rule_prefix_cmp). */
-static int cprefix_cmp(const struct xrl_compiled_prefix *a, const struct xrl_compiled_prefix *b)
+/*
+ * A prefix whose rules a change touches: that of a rule added, removed or
+ * changed between the set the spare parity holds and the next one. gone:
+ * the spare parity's set has a rule there (its entry may have to go).
+ */
+struct touched {
+	__u8 family, plen, gone;
+	__u8 addr[16];
+};
+
+/* Prefix order, as xrl_ruleset_compile emits its entries (xrl_rule_prefix_cmp). */
+static int prefix_order(__u8 fa, const __u8 *aa, __u8 pa, __u8 fb, const __u8 *ab, __u8 pb)
 {
 	int c;
 
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if ((c = memcmp(a->addr, b->addr, 16)))
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	if ((c = memcmp(aa, ab, 16)))
 		return c;
-	return a->plen < b->plen ? -1 : a->plen > b->plen;
+	return pa < pb ? -1 : pa > pb;
+}
+
+static int touched_cmp(const void *pa, const void *pb)
+{
+	const struct touched *a = pa, *b = pb;
+
+	return prefix_order(a->family, a->addr, a->plen, b->family, b->addr, b->plen);
+}
+
+/* Past this many touched prefixes a family's entries are all written (a set replaced). */
+#define TOUCHED_MAX 64
+
+/*
+ * Does a touched prefix (t[0..nt), sorted) hold cp's? An entry holds the
+ * rules of its prefix and of those that contain it, so one that no
+ * touched prefix holds is the same in both sets. lens: bit L set when t
+ * has a prefix of length L in cp's family, so only those lengths are
+ * looked up.
+ */
+static bool entry_touched(const struct xrl_compiled_prefix *cp, const struct touched *t, int nt,
+			  const __u64 *lens)
+{
+	struct touched k = { .family = cp->family };
+	int l;
+
+	for (l = 0; l <= cp->plen; l++) {
+		if (!(lens[l / 64] & (1ULL << (l % 64))))
+			continue;
+		memset(k.addr, 0, sizeof(k.addr));
+		memcpy(k.addr, cp->addr, (size_t)l / 8);
+		if (l % 8)
+			k.addr[l / 8] = cp->addr[l / 8] & (__u8)(0xff << (8 - l % 8));
+		k.plen = (__u8)l;
+		if (bsearch(&k, t, (size_t)nt, sizeof(*t), touched_cmp))
+			return true;
+	}
+	return false;
+}
+
+/* Is p the prefix of an entry of cp[0..ncp) (in prefix order)? */
+static bool has_entry(const struct xrl_compiled_prefix *cp, int ncp, const struct touched *p)
+{
+	int lo = 0, hi = ncp, mid, c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = prefix_order(cp[mid].family, cp[mid].addr, cp[mid].plen, p->family, p->addr, p->plen);
+		if (!c)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 /*
- * Make generation gen's entries of family fam cp[0..ncp): with was (the
- * entries its parity holds now, both in prefix order), write only the
- * entries that are new or differ and delete those that went; without,
- * write them all (the parity was cleared). One batch of each per trie.
- * keys and vals have room for ncp + nwas.
+ * Generation gen's entries of family fam, cp[0..ncp): with t (the touched
+ * prefixes, sorted; nt of them), write the entries a touched prefix holds
+ * and delete the touched prefixes that have no entry any more; without
+ * (the parity was cleared, or too many touched), write them all. One
+ * batch of each per trie. keys has room for ncp + nt, vals for ncp.
  */
 static int write_family(const struct xrl_maps *m, int fam, __u32 gen,
-			const struct xrl_compiled_prefix *cp, int ncp,
-			const struct xrl_compiled_prefix *was, int nwas, void *keys,
-			struct xrl_prefix_entry *vals)
+			const struct xrl_compiled_prefix *cp, int ncp, const struct touched *t,
+			int nt, bool all, void *keys, struct xrl_prefix_entry *vals)
 {
 	size_t ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
-	struct xrl_lpm_v6 k;
-	__u32 n = 0, nd = 0;
-	int i = 0, j = 0, c, rc, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
 	char *dk = (char *)keys + (size_t)ncp * ksz;   /* the deletes, after the updates */
+	struct xrl_lpm_v6 k;
+	__u64 lens[3] = { 0 };
+	__u32 n = 0, nd = 0;
+	int i, rc, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
 
-	while (i < ncp || (was && j < nwas)) {
-		if (i < ncp && cp[i].family != fam) {
-			i++;
+	for (i = 0; i < nt; i++)
+		if (t[i].family == fam)
+			lens[t[i].plen / 64] |= 1ULL << (t[i].plen % 64);
+	for (i = 0; i < ncp; i++) {
+		if (cp[i].family != fam || (!all && !entry_touched(&cp[i], t, nt, lens)))
 			continue;
-		}
-		if (was && j < nwas && was[j].family != fam) {
-			j++;
-			continue;
-		}
-		c = !was || j >= nwas ? -1 : i >= ncp ? 1 : cprefix_cmp(&cp[i], &was[j]);
-		if (c > 0) {   /* a prefix that went */
-			lpm_key(&was[j++], gen, &k, &fd, m);
-			memcpy(dk + nd++ * ksz, &k, ksz);
-			continue;
-		}
-		if (c == 0 && !memcmp(&cp[i].entry, &was[j].entry, sizeof(cp[i].entry))) {
-			i++, j++;
-			continue;
-		}
-		if (c == 0)
-			j++;
 		lpm_key(&cp[i], gen, &k, &fd, m);
 		memcpy((char *)keys + n * ksz, &k, ksz);
-		vals[n++] = cp[i++].entry;
+		vals[n++] = cp[i].entry;
+	}
+	for (i = 0; i < nt; i++) {
+		struct xrl_compiled_prefix p = { .family = t[i].family, .plen = t[i].plen };
+
+		if (t[i].family != fam || !t[i].gone || has_entry(cp, ncp, &t[i]))
+			continue;
+		memcpy(p.addr, t[i].addr, 16);
+		lpm_key(&p, gen, &k, &fd, m);
+		memcpy(dk + nd++ * ksz, &k, ksz);
 	}
 	if ((rc = update_many(fd, keys, vals, n, ksz, sizeof(*vals))))
 		return rc;
@@ -567,43 +612,66 @@ static __u32 rc_short_of(const struct xrl_compiled_prefix *cp, int ncp)
  * The generation after cfg's, written in the spare parity (the tries'
  * entries of that parity and its half of xrl_rule_defs), which holds
  * generation active_gen - 1's set unless cfg.spare_dirty says a change
- * stopped half-way in it. Only what differs between the two is written.
- * Not switched in: the caller's store of active_gen does that.
+ * stopped half-way in it. Only what differs between the two is written:
+ * the definitions of the ids whose rule differs, and the entries of the
+ * prefixes those rules are on and of the prefixes inside them. Not
+ * switched in: the caller's store of active_gen does that.
  */
 static int write_spare(const struct xrl_maps *m, struct xrl_config *cfg,
 		       const struct xrl_rule_def *next, const __u32 *next_ids, int n,
 		       const struct xrl_compiled_prefix *cp, int ncp)
 {
-	static struct xrl_rule_def was_half[XRL_MAX_RULES], was[XRL_MAX_RULES];
-	static __u32 was_ids[XRL_MAX_RULES];
-	static struct xrl_lpm_v6 keys[2 * XRL_MAX_RULES];
+	static struct xrl_rule_def was_half[XRL_MAX_RULES], half[XRL_MAX_RULES];
+	static struct touched t[2 * XRL_MAX_RULES];
+	static struct xrl_lpm_v6 keys[3 * XRL_MAX_RULES];
 	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
-	struct xrl_compiled_prefix *wcp = NULL;
-	__u32 gen = cfg->active_gen + 1;
-	int nwas = 0, nwcp = 0, rc;
+	__u32 gen = cfg->active_gen + 1, id;
+	int nt = 0, i, j, rc;
 	bool known = !cfg->spare_dirty;
-	char why[XRL_ERRLEN];
 
-	/* what the spare parity holds: its definitions, compiled as they were when written */
-	if (known && read_defs_half(m, gen, was_half, was, was_ids, &nwas))
+	/* what the spare parity holds: its definitions; the prefixes of the rules that differ */
+	if (known && read_defs_half(m, gen, was_half))
 		known = false;
-	if (known && xrl_ruleset_compile(was, was_ids, nwas, &wcp, &nwcp, why, sizeof(why)))
-		known = false;
+	memset(half, 0, sizeof(half));
+	for (i = 0; i < n; i++)
+		half[next_ids[i]] = next[i];
+	for (id = 0; known && id < XRL_MAX_RULES; id++) {
+		if (!memcmp(&was_half[id], &half[id], sizeof(half[id])))
+			continue;
+		if (was_half[id].in_use) {
+			t[nt].family = was_half[id].family;
+			t[nt].plen = was_half[id].plen;
+			t[nt].gone = 1;
+			memcpy(t[nt++].addr, was_half[id].addr, 16);
+		}
+		if (half[id].in_use) {
+			t[nt].family = half[id].family;
+			t[nt].plen = half[id].plen;
+			t[nt].gone = 0;
+			memcpy(t[nt++].addr, half[id].addr, 16);
+		}
+	}
+	/* sorted, one per prefix (gone if the spare parity's set has a rule there) */
+	qsort(t, (size_t)nt, sizeof(*t), touched_cmp);
+	for (i = 0, j = 0; i < nt; i++) {
+		if (j && !touched_cmp(&t[j - 1], &t[i]))
+			t[j - 1].gone |= t[i].gone;
+		else
+			t[j++] = t[i];
+	}
+	nt = j;
 	/* from here on the spare parity is being written: not known until the switch */
 	cfg->spare_dirty = 1;
 	cfg->rc_short[gen & 1] = rc_short_of(cp, ncp);
 	if ((rc = xrl_write_config(m, cfg)))
-		goto out;
+		return rc;
 	if (!known && ((rc = purge_parity(m->rules_v4, gen & 1)) ||
 		       (rc = purge_parity(m->rules_v6, gen & 1))))
-		goto out;
-	if ((rc = write_family(m, 4, gen, cp, ncp, known ? wcp : NULL, nwcp, keys, vals)) ||
-	    (rc = write_family(m, 6, gen, cp, ncp, known ? wcp : NULL, nwcp, keys, vals)))
-		goto out;
-	rc = write_defs_half(m, gen, next, next_ids, n, known ? was_half : NULL);
-out:
-	free(wcp);
-	return rc;
+		return rc;
+	if ((rc = write_family(m, 4, gen, cp, ncp, t, nt, !known || nt > TOUCHED_MAX, keys, vals)) ||
+	    (rc = write_family(m, 6, gen, cp, ncp, t, nt, !known || nt > TOUCHED_MAX, keys, vals)))
+		return rc;
+	return write_defs_half(m, gen, half, known ? was_half : NULL);
 }
 
 /*
