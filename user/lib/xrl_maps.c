@@ -609,40 +609,33 @@ static __u32 rc_short_of(const struct xrl_compiled_prefix *cp, int ncp)
 }
 
 /*
- * The generation after cfg's, written in the spare parity (the tries'
- * entries of that parity and its half of xrl_rule_defs), which holds
- * generation active_gen - 1's set unless cfg.spare_dirty says a change
- * stopped half-way in it. Only what differs between the two is written:
- * the definitions of the ids whose rule differs, and the entries of the
- * prefixes those rules are on and of the prefixes inside them. Not
- * switched in: the caller's store of active_gen does that.
+ * Make parity gen & 1 of the tries and of xrl_rule_defs hold the set half
+ * (by id; cp[0..ncp) compiled). was: the half that parity holds now, its
+ * entries being what it compiles to; NULL when not known (a change
+ * stopped half-way in it), then the parity is cleared and written whole.
+ * Otherwise only what differs is written: the definitions of the ids
+ * whose rule differs, and the entries of the prefixes those rules are on
+ * and of the prefixes inside them (all of them past TOUCHED_MAX such
+ * prefixes: *wide then says so).
  */
-static int write_spare(const struct xrl_maps *m, struct xrl_config *cfg,
-		       const struct xrl_rule_def *next, const __u32 *next_ids, int n,
-		       const struct xrl_compiled_prefix *cp, int ncp)
+static int write_parity(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *half,
+			const struct xrl_compiled_prefix *cp, int ncp, const struct xrl_rule_def *was,
+			bool *wide)
 {
-	static struct xrl_rule_def was_half[XRL_MAX_RULES], half[XRL_MAX_RULES];
 	static struct touched t[2 * XRL_MAX_RULES];
 	static struct xrl_lpm_v6 keys[3 * XRL_MAX_RULES];
 	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
-	__u32 gen = cfg->active_gen + 1, id;
+	__u32 id;
 	int nt = 0, i, j, rc;
-	bool known = !cfg->spare_dirty;
 
-	/* what the spare parity holds: its definitions; the prefixes of the rules that differ */
-	if (known && read_defs_half(m, gen, was_half))
-		known = false;
-	memset(half, 0, sizeof(half));
-	for (i = 0; i < n; i++)
-		half[next_ids[i]] = next[i];
-	for (id = 0; known && id < XRL_MAX_RULES; id++) {
-		if (!memcmp(&was_half[id], &half[id], sizeof(half[id])))
+	for (id = 0; was && id < XRL_MAX_RULES; id++) {
+		if (!memcmp(&was[id], &half[id], sizeof(half[id])))
 			continue;
-		if (was_half[id].in_use) {
-			t[nt].family = was_half[id].family;
-			t[nt].plen = was_half[id].plen;
+		if (was[id].in_use) {
+			t[nt].family = was[id].family;
+			t[nt].plen = was[id].plen;
 			t[nt].gone = 1;
-			memcpy(t[nt++].addr, was_half[id].addr, 16);
+			memcpy(t[nt++].addr, was[id].addr, 16);
 		}
 		if (half[id].in_use) {
 			t[nt].family = half[id].family;
@@ -651,7 +644,7 @@ static int write_spare(const struct xrl_maps *m, struct xrl_config *cfg,
 			memcpy(t[nt++].addr, half[id].addr, 16);
 		}
 	}
-	/* sorted, one per prefix (gone if the spare parity's set has a rule there) */
+	/* sorted, one per prefix (gone if the set there now has a rule on it) */
 	qsort(t, (size_t)nt, sizeof(*t), touched_cmp);
 	for (i = 0, j = 0; i < nt; i++) {
 		if (j && !touched_cmp(&t[j - 1], &t[i]))
@@ -660,41 +653,38 @@ static int write_spare(const struct xrl_maps *m, struct xrl_config *cfg,
 			t[j++] = t[i];
 	}
 	nt = j;
-	/* from here on the spare parity is being written: not known until the switch */
-	cfg->spare_dirty = 1;
-	cfg->rc_short[gen & 1] = rc_short_of(cp, ncp);
-	if ((rc = xrl_write_config(m, cfg)))
+	*wide = !was || nt > TOUCHED_MAX;
+	if (!was && ((rc = purge_parity(m->rules_v4, gen & 1)) ||
+		     (rc = purge_parity(m->rules_v6, gen & 1))))
 		return rc;
-	if (!known && ((rc = purge_parity(m->rules_v4, gen & 1)) ||
-		       (rc = purge_parity(m->rules_v6, gen & 1))))
+	if ((rc = write_family(m, 4, gen, cp, ncp, t, nt, *wide, keys, vals)) ||
+	    (rc = write_family(m, 6, gen, cp, ncp, t, nt, *wide, keys, vals)))
 		return rc;
-	if ((rc = write_family(m, 4, gen, cp, ncp, t, nt, !known || nt > TOUCHED_MAX, keys, vals)) ||
-	    (rc = write_family(m, 6, gen, cp, ncp, t, nt, !known || nt > TOUCHED_MAX, keys, vals)))
-		return rc;
-	return write_defs_half(m, gen, half, known ? was_half : NULL);
+	return write_defs_half(m, gen, half, was);
 }
 
 /*
  * Every step is at most O(n log n) in the rules, and the maps are written
  * with a few batched syscalls: the spare half of xrl_rule_defs read, a
  * config store marking the spare parity as being written, a batch per trie
- * of the entries that differ from what that parity holds (a change two
+ * of the entries that differ from what that parity holds (the set two
  * generations back), one of the definitions that differ, one for the
- * counters that start afresh, then the switch. Only after a change that
- * stopped half-way is the spare parity cleared with a walk and written
- * whole.
+ * counters that start afresh, then the switch. After a change that stopped
+ * half-way the spare parity is cleared with a walk and written whole.
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
 {
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
+	static struct xrl_rule_def half[XRL_MAX_RULES], was_half[XRL_MAX_RULES];
 	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES], fresh[XRL_MAX_RULES];
 	static struct match_ord in_ord[XRL_MAX_RULES], cur_ord[XRL_MAX_RULES];
 	static __u8 state[XRL_MAX_RULES];
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, k, rc, dup = -1;
-	__u32 id, nfresh = 0, free_at = 0, rel_at = 0;
+	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
+	bool known, wide;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
@@ -771,20 +761,46 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	 * the next generation in the spare parity: data path's entries,
 	 * definitions and the rule cache's granule (xrl_config.rc_short, the
 	 * bits past the longest prefix of each family); the live parity is not
-	 * touched
+	 * touched. What it holds is not known from the config store that says
+	 * it is being written until the switch.
 	 */
-	if ((rc = write_spare(m, &cfg, next, next_ids, n, cp, ncp)))
+	gen = cfg.active_gen + 1;
+	memset(half, 0, sizeof(half));
+	for (i = 0; i < n; i++)
+		half[next_ids[i]] = next[i];
+	known = !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
+	cfg.spare_dirty = 1;
+	cfg.rc_short[gen & 1] = rc_short_of(cp, ncp);
+	if ((rc = xrl_write_config(m, &cfg)) ||
+	    (rc = write_parity(m, gen, half, cp, ncp, known ? was_half : NULL, &wide)))
 		goto sys_fail;
 	/*
 	 * the switch, of the data path's set and the operator's view together:
 	 * one store, which also records that the parity left behind holds the
 	 * old generation whole (spare_dirty 0), for the next change to start from
 	 */
-	cfg.active_gen++;
+	cfg.active_gen = gen;
 	cfg.spare_dirty = 0;
 	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
 	if ((rc = xrl_write_config(m, &cfg)))
 		goto sys_fail;
+	/*
+	 * A change that rewrote most of the set (a rule load): the parity left
+	 * behind made the same, so that the next change writes only its own
+	 * difference, not this one's again. Done: a failure or a kill here
+	 * leaves the spare parity marked, for the next change to write whole.
+	 */
+	if (wide) {
+		memset(was_half, 0, sizeof(was_half));
+		for (i = 0; i < ncur; i++)
+			was_half[cur_ids[i]] = cur[i];
+		cfg.spare_dirty = 1;
+		if (!xrl_write_config(m, &cfg) &&
+		    !write_parity(m, gen - 1, half, cp, ncp, was_half, &wide)) {
+			cfg.spare_dirty = 0;
+			xrl_write_config(m, &cfg);
+		}
+	}
 	free(cp);
 	return 0;
 sys_fail:
