@@ -394,8 +394,9 @@ struct xrl_config {
 	__u64 rt_off_ns;        /* CLOCK_REALTIME - CLOCK_MONOTONIC: windows align to UTC */
 	/*
 	 * XRL_TABLE_FORMAT of the build that made the instance: how a source's
-	 * set and way are found (the set hash, the preferred way). Two builds
-	 * that disagree would give one source two entries, so an instance of
+	 * set and way are found (the set hash, the preferred way), and what the
+	 * LPM keys hold. Two builds that disagree would give one source two
+	 * entries, or not find the rules the other wrote, so an instance of
 	 * another format is refused as one of another layout is.
 	 */
 	__u32 table_format;

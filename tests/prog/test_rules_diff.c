@@ -161,12 +161,21 @@ static const char *rule_line(int i, int k, int act, char *buf, size_t len)
 	return buf;
 }
 
-/* Apply s as the whole rule set, its rules in a shuffled order. */
-static int apply_set(const struct xrl_maps *m, const struct set *s, unsigned *seed)
+/*
+ * Apply s as the whole rule set, its rules in a shuffled order, with extra
+ * /24 rules in 10.9.0.0/16 (no probe is there) beside them: more prefixes
+ * than a change writes one by one.
+ */
+static int apply_set_extra(const struct xrl_maps *m, const struct set *s, unsigned *seed, int extra)
 {
-	static struct xrl_rule_def defs[NPREF * NMATCH];
+	static struct xrl_rule_def defs[NPREF * NMATCH + 256];
 	char line[128], err[XRL_ERRLEN];
 	int n = 0, i, k, j;
+
+	for (i = 0; i < extra; i++) {
+		snprintf(line, sizeof(line), "10.9.%d.0/24 --deny", i);
+		assert_int_equal(xrl_rule_parse_line(line, &defs[n++], err, sizeof(err)), 1);
+	}
 
 	for (i = 0; i < NPREF; i++)
 		for (k = 0; k < NMATCH; k++)
@@ -184,6 +193,11 @@ static int apply_set(const struct xrl_maps *m, const struct set *s, unsigned *se
 		defs[j] = t;
 	}
 	return xrl_ruleset_apply(m, defs, n, err, sizeof(err));
+}
+
+static int apply_set(const struct xrl_maps *m, const struct set *s, unsigned *seed)
+{
+	return apply_set_extra(m, s, seed, 0);
 }
 
 /* The rule set in force, as the definitions say it. */
@@ -350,7 +364,7 @@ static void test_sequence_exact(void **state)
 {
 	struct set s = { 0 };
 	unsigned seed = 12345;
-	char what[128], when[192];
+	char what[128], when[192], why[256];
 	int step, v;
 
 	(void)state;
@@ -359,6 +373,17 @@ static void test_sequence_exact(void **state)
 		assert_int_equal(apply_set(&tl.maps, &s, &seed), 0);
 		snprintf(when, sizeof(when), "step %d (%s)", step, what);
 		check_in_force(&s, when);
+		/*
+		 * 100 more prefixes, then without them: two changes that write
+		 * every entry, and the parity they leave behind made the same
+		 */
+		if (step % 50 == 25) {
+			for (v = 0; v < 2; v++) {
+				assert_int_equal(apply_set_extra(&tl.maps, &s, &seed, v ? 0 : 100), 0);
+				if (lpm_exact(&tl.maps, why, sizeof(why)) || probes_agree(&s, why, sizeof(why)))
+					fail_msg("step %d, %s 100 more prefixes: %s", step, v ? "without" : "with", why);
+			}
+		}
 		/* a delete then a re-add of one rule, the next two generations */
 		if (step % 25 == 0) {
 			for (v = 0; v < NPREF && s.r[v][0] == R_NONE; v++)
@@ -494,7 +519,7 @@ static double now_ms(void)
 static void test_change_at_4096(void **state)
 {
 	static struct xrl_rule_def defs[XRL_MAX_RULES];
-	char line[128], err[XRL_ERRLEN];
+	char line[128], err[XRL_ERRLEN], why[256];
 	int fam, i, k, n;
 
 	(void)state;
@@ -512,6 +537,9 @@ static void test_change_at_4096(void **state)
 		t0 = now_ms();
 		assert_int_equal(xrl_ruleset_apply(&tl.maps, defs, n, err, sizeof(err)), 0);
 		load = now_ms() - t0;
+		/* a set replaced whole (the other family's before): every entry written, the old ones gone */
+		if (lpm_exact(&tl.maps, why, sizeof(why)))
+			fail_msg("IPv%d: after the rule load of %d rules: %s", fam, n, why);
 		for (k = 0; k < 6; k++) {
 			/* an add, then changes of its rate, then a delete and an add again */
 			snprintf(line, sizeof(line), "%s --rate %d/s",
@@ -524,6 +552,8 @@ static void test_change_at_4096(void **state)
 			if (t < best)
 				best = t;
 		}
+		if (lpm_exact(&tl.maps, why, sizeof(why)))
+			fail_msg("IPv%d: after the changes at %d rules: %s", fam, n, why);
 		print_message("IPv%d: rule load of %d rules %.1f ms; one change at %d-%d rules %.2f ms at best\n",
 			      fam, n, load, n, n + 1, best);
 		assert_true(best < 500);
@@ -538,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_change_at_4096),
 	};
 
+	/* XRL_TEST_FILTER=test_change_at_4096: one test alone (the timing) */
 	if (getenv("XRL_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("XRL_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -761,8 +761,8 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	 * the next generation in the spare parity: data path's entries,
 	 * definitions and the rule cache's granule (xrl_config.rc_short, the
 	 * bits past the longest prefix of each family); the live parity is not
-	 * touched. What it holds is not known from the config store that says
-	 * it is being written until the switch.
+	 * touched. From the store that marks it (spare_dirty) to the switch,
+	 * what the spare parity holds is not known.
 	 */
 	gen = cfg.active_gen + 1;
 	memset(half, 0, sizeof(half));
