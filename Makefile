@@ -71,6 +71,8 @@ REDIS_TESTS := $(BUILD)/test_redis
 REDIS_TESTS += $(BUILD)/test_redis_cluster
 # the library's instance API on real pins (tests/prog/test_instance.c)
 PROG_TESTS += $(BUILD)/test_instance
+# a rule change writes only what differs: the data path exact after each (tests/prog/test_rules_diff.c)
+PROG_TESTS += $(BUILD)/test_rules_diff
 
 .SECONDARY:
 .PHONY: FORCE all deps test unit-test prog-test e2e-test demo bench install deb clean check-bpf-headers deb-test
@@ -162,6 +164,9 @@ $(BUILD)/test_fuzz: tests/prog/test_fuzz.c tests/prog/xrl_testlib.c tests/prog/x
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_fuzz.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ $(LIBS_LIB)
 $(BUILD)/test_cpus: tests/prog/test_cpus.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_cpus.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
+# -ldl: its syscall(3) counts the bpf() calls, to stop a change before each in turn
+$(BUILD)/test_rules_diff: tests/prog/test_rules_diff.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
+	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_rules_diff.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB) -ldl
 $(BUILD)/test_instance: tests/prog/test_instance.c tests/prog/xrl_testlib.c tests/prog/xrl_testlib.h $(LIBXRL) $(BUILD)/xrl_test.skel.h
 	$(CC) $(CFLAGS) -Itests/prog tests/prog/test_instance.c tests/prog/xrl_testlib.c $(LIBXRL) -o $@ -lcmocka $(LIBS_LIB)
 # --algo through the program (test clock)

@@ -434,7 +434,12 @@ static void apply_rules(const struct xrl_maps *m, const char *const *lines)
 			die("rule '%s': %s", lines[i], err);
 		n += r;
 	}
-	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err)))
+	/*
+	 * twice: each trie then holds the set under both generation parities,
+	 * as after any second rule change (the steady state a lookup walks)
+	 */
+	if (xrl_ruleset_apply(m, defs, n, err, sizeof(err)) ||
+	    xrl_ruleset_apply(m, defs, n, err, sizeof(err)))
 		die("apply: %s", err);
 }
 

@@ -207,18 +207,21 @@ struct xrl_pkt {
 #define XRL_TCP_ACK 0x10
 
 /*
- * LPM keys carry the rule-set generation before the address, so a whole new
- * rule set can be written beside the live one and switched in one store.
+ * LPM keys carry the parity of the rule-set generation (gen & 1) before the
+ * address: each trie holds the set in force and, under the other parity,
+ * the one before it, where a change writes the next set (only the entries
+ * that differ from the one two generations back) and switches it in with
+ * one store.
  */
 struct xrl_lpm_v4 {
-	__u32 prefixlen;  /* 32 (generation) + address prefix length */
-	__u32 gen;
+	__u32 prefixlen;  /* 32 (parity) + address prefix length */
+	__u32 gen;        /* generation & 1 */
 	__u8  addr[4];
 };
 
 struct xrl_lpm_v6 {
-	__u32 prefixlen;  /* 32 (generation) + address prefix length */
-	__u32 gen;
+	__u32 prefixlen;  /* 32 (parity) + address prefix length */
+	__u32 gen;        /* generation & 1 */
 	__u8  addr[16];
 };
 
@@ -418,12 +421,21 @@ struct xrl_config {
 	__u64 rt_off_ns;        /* CLOCK_REALTIME - CLOCK_MONOTONIC: windows align to UTC */
 	/*
 	 * XRL_TABLE_FORMAT of the build that made the instance: how a source's
-	 * set and way are found (the set hash, the preferred way). Two builds
-	 * that disagree would give one source two entries, so an instance of
+	 * set and way are found (the set hash, the preferred way), and what the
+	 * LPM keys hold. Two builds that disagree would give one source two
+	 * entries, or not find the rules the other wrote, so an instance of
 	 * another format is refused as one of another layout is.
 	 */
 	__u32 table_format;
-	__u32 _pad_cfg;
+	/*
+	 * 0: the LPM entries of the parity not in force and its half of
+	 * xrl_rule_defs hold generation active_gen - 1's rule set whole (the
+	 * empty set at first), so a change writes only what differs from it;
+	 * 1: a change stopped while writing them, so the next one clears and
+	 * rewrites them. Set before that parity is written, cleared in the
+	 * store that switches to it.
+	 */
+	__u32 spare_dirty;
 	/*
 	 * --syn-proxy: the SipHash key of the SYN cookies (xrl_synproxy.h),
 	 * 128 bits from getrandom(2) when the instance is made, kept while it
@@ -434,9 +446,10 @@ struct xrl_config {
 /*
  * Bump when xrl_table.h changes which set or way a source maps to, or how
  * an entry's words are read (3: keyed by hash_seed; 4: seen is a last-seen
- * stamp, the replacement policy least recently seen).
+ * stamp, the replacement policy least recently seen), or what the LPM keys
+ * mean (5: the generation's parity, not the generation).
  */
-#define XRL_TABLE_FORMAT 4
+#define XRL_TABLE_FORMAT 5
 #define XRL_RC_SHORT_V4(w) ((w) & 0xff)
 #define XRL_RC_SHORT_V6(w) (((w) >> 8) & 0xff)
 
@@ -444,9 +457,9 @@ struct xrl_config {
  * A rule as the operator wrote it, kept in the pinned xrl_rule_defs array
  * so that every xrl invocation sees the whole rule set without a daemon.
  * The data path never reads it. The array holds one copy of the rule set
- * per generation parity, as the LPM keys carry their generation: rule id
+ * per generation parity, as the LPM keys carry their parity: rule id
  * id of generation gen is at XRL_RULE_DEFS_SLOT(gen, id). A rule change
- * writes the whole half of the next generation, then switches
+ * writes the ids of the next generation's half that differ, then switches
  * xrl_config.active_gen, so the definitions and the data path's set change
  * in the same store: a change killed at any point leaves both old, or both
  * new.

@@ -10,7 +10,8 @@
  * as the prefix entry of the longest prefix that holds the key (NULL:
  * none); the program with bpf_map_lookup_elem on its LPM tries, a host test
  * with a table of its own. The keys are built here: the generation's
- * 32 bits before the address, so the lookup never crosses generations.
+ * parity in 32 bits before the address, so the lookup never crosses into
+ * the other parity's set (the one before, or the next being written).
  */
 #ifndef XRL_MATCH_H
 #define XRL_MATCH_H
@@ -46,16 +47,16 @@ static __always_inline int xrl_rule_matches(const struct xrl_rule *r, const stru
 	return 1;
 }
 
-/* The prefix entry of generation gen holding the packet's source, or NULL. */
+/* The prefix entry of generation gen holding the packet's source, or NULL: gen's parity is its set's. */
 static __always_inline struct xrl_prefix_entry *xrl_find_prefix(const struct xrl_pkt *p, __u32 gen)
 {
 	if (p->family == 4) {
-		struct xrl_lpm_v4 k = { .prefixlen = 64, .gen = gen };
+		struct xrl_lpm_v4 k = { .prefixlen = 64, .gen = gen & 1u };
 
 		__builtin_memcpy(k.addr, &p->saddr[0], 4);
 		return XRL_PREFIX_LOOKUP_V4(&k);
 	} else {
-		struct xrl_lpm_v6 k = { .prefixlen = 160, .gen = gen };
+		struct xrl_lpm_v6 k = { .prefixlen = 160, .gen = gen & 1u };
 
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		return XRL_PREFIX_LOOKUP_V6(&k);

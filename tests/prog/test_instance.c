@@ -213,7 +213,7 @@ static void test_maps_checked(void **state)
 
 		assert_int_equal(xrl_read_config(&tl.maps, &cfg), 0);
 		assert_int_equal(cfg.table_format, XRL_TABLE_FORMAT);
-		cfg.table_format = 3;   /* the builds before the last-seen stamp (seen) */
+		cfg.table_format = XRL_TABLE_FORMAT - 1;   /* the builds before the LPM keys by parity */
 		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
 		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)),
 				 -EPROTO);
@@ -251,7 +251,7 @@ static void test_pinned_same(void **state)
 	assert_int_equal(bpf_obj_pin(tl.maps.config, path), 0);
 }
 
-_Static_assert(XRL_TABLE_FORMAT > 3, "the keyed set hash and the last-seen stamp are new table formats");
+_Static_assert(XRL_TABLE_FORMAT > 4, "the keyed set hash, the last-seen stamp and the LPM keys by generation parity are new table formats");
 
 /*
  * The set hash's seed (xrl_config.hash_seed): made when the instance's

@@ -257,6 +257,10 @@ out:
 	return err;
 }
 
+/*
+ * A compiled prefix's LPM key in the trie of its family: the parity of the
+ * generation it belongs to before the address (struct xrl_lpm_v4/v6).
+ */
 static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, int *fd,
 		    const struct xrl_maps *m)
 {
@@ -265,7 +269,7 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 
 		memset(k, 0, sizeof(*k));
 		k->prefixlen = 32 + p->plen;
-		k->gen = gen;
+		k->gen = gen & 1u;
 		memcpy(k->addr, p->addr, 4);
 		if (m)
 			*fd = m->rules_v4;
@@ -274,7 +278,7 @@ static void lpm_key(const struct xrl_compiled_prefix *p, __u32 gen, void *key, i
 
 		memset(k, 0, sizeof(*k));
 		k->prefixlen = 32 + p->plen;
-		k->gen = gen;
+		k->gen = gen & 1u;
 		memcpy(k->addr, p->addr, 16);
 		if (m)
 			*fd = m->rules_v6;
@@ -313,10 +317,12 @@ static int delete_many(int fd, const void *keys, __u32 n, size_t ksz)
 }
 
 /*
- * Delete every LPM entry whose generation is not keep: one walk over the
- * keys (never restarted, so linear in the entries), then one batched delete.
+ * Delete every LPM entry of parity par, and any key of neither parity (a
+ * generation-keyed entry of an older format): one walk over the keys
+ * (never restarted, so linear in the entries), then one batched delete.
+ * Clears the spare parity when what it holds is not known.
  */
-static int purge_generations(int fd, __u32 keep)
+static int purge_parity(int fd, __u32 par)
 {
 	struct xrl_lpm_v6 key, next;
 	struct xrl_lpm_v6 *drop = NULL, *grown;
@@ -327,7 +333,7 @@ static int purge_generations(int fd, __u32 keep)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.gen == keep)
+		if (key.gen == (par ^ 1u))
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -377,37 +383,51 @@ static int zero_rule_stats(const struct xrl_maps *m, const __u32 *ids, __u32 n)
 	return err;
 }
 
-/* Delete the LPM entries of every generation but keep, in both tries. */
-static int purge_all(const struct xrl_maps *m, __u32 keep)
-{
-	int rc = purge_generations(m->rules_v4, keep);
-
-	return rc ? rc : purge_generations(m->rules_v6, keep);
-}
-
 enum { ID_FREE, ID_KEPT, ID_RELEASED, ID_NEW };
 
 /*
- * Generation gen's whole half of xrl_rule_defs (XRL_RULE_DEFS_SLOT): the
- * rules at their ids, every other id cleared. One batched syscall; the half
- * is not read by anyone until the switch to gen.
+ * Generation gen's half of xrl_rule_defs (XRL_RULE_DEFS_SLOT) made want
+ * (indexed by id, cleared where no rule is): with was (the half as it
+ * holds now), only the ids whose definition differs; without, all of
+ * them. One batched syscall; the half is not read by anyone until the
+ * switch to gen.
  */
-static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *defs,
-			   const __u32 *ids, int n)
+static int write_defs_half(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *want,
+			   const struct xrl_rule_def *was)
 {
-	static struct xrl_rule_def half[XRL_MAX_RULES];
+	static struct xrl_rule_def vals[XRL_MAX_RULES];
 	static __u32 keys[XRL_MAX_RULES];
-	__u32 count = XRL_MAX_RULES, id;
-	int i;
+	__u32 count = 0, id, n;
 
-	memset(half, 0, sizeof(half));
-	for (i = 0; i < n; i++)
-		half[ids[i]] = defs[i];
-	for (id = 0; id < XRL_MAX_RULES; id++)
-		keys[id] = XRL_RULE_DEFS_SLOT(gen, id);
-	if (bpf_map_update_batch(m->rule_defs, keys, half, &count, NULL))
+	for (id = 0; id < XRL_MAX_RULES; id++) {
+		if (was && !memcmp(&was[id], &want[id], sizeof(want[id])))
+			continue;
+		keys[count] = XRL_RULE_DEFS_SLOT(gen, id);
+		vals[count++] = want[id];
+	}
+	if (!count)
+		return 0;
+	n = count;
+	if (bpf_map_update_batch(m->rule_defs, keys, vals, &count, NULL))
 		return -errno;
-	return count == XRL_MAX_RULES ? 0 : -EIO;
+	return count == n ? 0 : -EIO;
+}
+
+/* The half of xrl_rule_defs of generation gen's parity into half[XRL_MAX_RULES], by id. */
+static int read_defs_half(const struct xrl_maps *m, __u32 gen, struct xrl_rule_def *half)
+{
+	static __u32 keys[XRL_MAX_RULES];
+	__u32 base = XRL_RULE_DEFS_SLOT(gen, 0), prev = base - 1, batch, count = XRL_MAX_RULES, id;
+
+	if (bpf_map_lookup_batch(m->rule_defs, base ? &prev : NULL, &batch, keys, half, &count,
+				 NULL) && errno != ENOENT)
+		return -errno;
+	if (count != XRL_MAX_RULES)
+		return -EIO;
+	for (id = 0; id < XRL_MAX_RULES; id++)
+		if (keys[id] != base + id)
+			return -EIO;
+	return 0;
 }
 
 /* A rule and its place: rule sets sorted by xrl_rule_match_cmp, then by place. */
@@ -454,91 +474,217 @@ static int match_find(const struct match_ord *ord, int n, const struct xrl_rule_
 	return -1;
 }
 
-/* Generation gen's LPM key of a rule's prefix, in the trie of its family. */
-static void def_lpm_key(const struct xrl_rule_def *d, __u32 gen, struct xrl_lpm_v6 *k)
-{
-	struct xrl_compiled_prefix p = { .family = d->family, .plen = d->plen };
-	int fd;
+/*
+ * A prefix whose rules a change touches: that of a rule added, removed or
+ * changed between the set the spare parity holds and the next one. gone:
+ * the spare parity's set has a rule there (its entry may have to go).
+ */
+struct touched {
+	__u8 family, plen, gone;
+	__u8 addr[16];
+};
 
-	memcpy(p.addr, d->addr, 16);
-	lpm_key(&p, gen, k, &fd, NULL);
+/* Prefix order, as xrl_ruleset_compile emits its entries (xrl_rule_prefix_cmp). */
+static int prefix_order(__u8 fa, const __u8 *aa, __u8 pa, __u8 fb, const __u8 *ab, __u8 pb)
+{
+	int c;
+
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	if ((c = memcmp(aa, ab, 16)))
+		return c;
+	return pa < pb ? -1 : pa > pb;
+}
+
+static int touched_cmp(const void *pa, const void *pb)
+{
+	const struct touched *a = pa, *b = pb;
+
+	return prefix_order(a->family, a->addr, a->plen, b->family, b->addr, b->plen);
+}
+
+/* Past this many touched prefixes a family's entries are all written (a set replaced). */
+#define TOUCHED_MAX 64
+
+/*
+ * Does a touched prefix (t[0..nt), sorted) hold cp's? An entry holds the
+ * rules of its prefix and of those that contain it, so one that no
+ * touched prefix holds is the same in both sets. lens: bit L set when t
+ * has a prefix of length L in cp's family, so only those lengths are
+ * looked up.
+ */
+static bool entry_touched(const struct xrl_compiled_prefix *cp, const struct touched *t, int nt,
+			  const __u64 *lens)
+{
+	struct touched k = { .family = cp->family };
+	int l;
+
+	for (l = 0; l <= cp->plen; l++) {
+		if (!(lens[l / 64] & (1ULL << (l % 64))))
+			continue;
+		memset(k.addr, 0, sizeof(k.addr));
+		memcpy(k.addr, cp->addr, (size_t)l / 8);
+		if (l % 8)
+			k.addr[l / 8] = cp->addr[l / 8] & (__u8)(0xff << (8 - l % 8));
+		k.plen = (__u8)l;
+		if (bsearch(&k, t, (size_t)nt, sizeof(*t), touched_cmp))
+			return true;
+	}
+	return false;
+}
+
+/* Is p the prefix of an entry of cp[0..ncp) (in prefix order)? */
+static bool has_entry(const struct xrl_compiled_prefix *cp, int ncp, const struct touched *p)
+{
+	int lo = 0, hi = ncp, mid, c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = prefix_order(cp[mid].family, cp[mid].addr, cp[mid].plen, p->family, p->addr, p->plen);
+		if (!c)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
 }
 
 /*
- * Generation gen's entries cp[0..ncp) of family fam: one batch into its
- * trie. keys and vals have room for ncp.
+ * Generation gen's entries of family fam, cp[0..ncp): with t (the touched
+ * prefixes, sorted; nt of them), write the entries a touched prefix holds
+ * and delete the touched prefixes that have no entry any more; without
+ * (the parity was cleared, or too many touched), write them all. One
+ * batch of each per trie. keys has room for ncp + nt, vals for ncp.
  */
 static int write_family(const struct xrl_maps *m, int fam, __u32 gen,
-			const struct xrl_compiled_prefix *cp, int ncp, void *keys,
-			struct xrl_prefix_entry *vals)
+			const struct xrl_compiled_prefix *cp, int ncp, const struct touched *t,
+			int nt, bool all, void *keys, struct xrl_prefix_entry *vals)
 {
 	size_t ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
+	char *dk = (char *)keys + (size_t)ncp * ksz;   /* the deletes, after the updates */
 	struct xrl_lpm_v6 k;
-	__u32 n = 0;
-	int i, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
+	__u64 lens[3] = { 0 };
+	__u32 n = 0, nd = 0;
+	int i, rc, fd = fam == 4 ? m->rules_v4 : m->rules_v6;
 
+	for (i = 0; i < nt; i++)
+		if (t[i].family == fam)
+			lens[t[i].plen / 64] |= 1ULL << (t[i].plen % 64);
 	for (i = 0; i < ncp; i++) {
-		if (cp[i].family != fam)
+		if (cp[i].family != fam || (!all && !entry_touched(&cp[i], t, nt, lens)))
 			continue;
 		lpm_key(&cp[i], gen, &k, &fd, m);
 		memcpy((char *)keys + n * ksz, &k, ksz);
 		vals[n++] = cp[i].entry;
 	}
-	return update_many(fd, keys, vals, n, ksz, sizeof(*vals));
+	for (i = 0; i < nt; i++) {
+		struct xrl_compiled_prefix p = { .family = t[i].family, .plen = t[i].plen };
+
+		if (t[i].family != fam || !t[i].gone || has_entry(cp, ncp, &t[i]))
+			continue;
+		memcpy(p.addr, t[i].addr, 16);
+		lpm_key(&p, gen, &k, &fd, m);
+		memcpy(dk + nd++ * ksz, &k, ksz);
+	}
+	if ((rc = update_many(fd, keys, vals, n, ksz, sizeof(*vals))))
+		return rc;
+	return delete_many(fd, dk, nd, ksz);
+}
+
+/* Longest prefix of each family in cp[0..ncp): the rule cache's granule word (XRL_RC_SHORT_*). */
+static __u32 rc_short_of(const struct xrl_compiled_prefix *cp, int ncp)
+{
+	__u32 max4 = 0, max6 = 0;
+	int i;
+
+	for (i = 0; i < ncp; i++) {
+		if (cp[i].family == 4 && cp[i].plen > max4)
+			max4 = cp[i].plen;
+		if (cp[i].family == 6 && cp[i].plen > max6)
+			max6 = cp[i].plen;
+	}
+	return (32 - max4) | ((128 - max6) << 8);
 }
 
 /*
- * The old generation's entries, known from its rules (ord: sorted by match,
- * so by prefix): one batched delete per trie. 0, or -errno (then a walk
- * removes them).
+ * Make parity gen & 1 of the tries and of xrl_rule_defs hold the set half
+ * (by id; cp[0..ncp) compiled). was: the half that parity holds now, its
+ * entries being what it compiles to; NULL when not known (a change
+ * stopped half-way in it), then the parity is cleared and written whole.
+ * Otherwise only what differs is written: the definitions of the ids
+ * whose rule differs, and the entries of the prefixes those rules are on
+ * and of the prefixes inside them (all of them past TOUCHED_MAX such
+ * prefixes: *wide then says so).
  */
-static int delete_generation(const struct xrl_maps *m, __u32 gen, const struct match_ord *ord,
-			     int n, void *keys)
+static int write_parity(const struct xrl_maps *m, __u32 gen, const struct xrl_rule_def *half,
+			const struct xrl_compiled_prefix *cp, int ncp, const struct xrl_rule_def *was,
+			bool *wide)
 {
-	size_t ksz;
-	__u32 cnt;
-	int fam, i, rc;
+	static struct touched t[2 * XRL_MAX_RULES];
+	static struct xrl_lpm_v6 keys[3 * XRL_MAX_RULES];
+	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
+	__u32 id;
+	int nt = 0, i, j, rc;
 
-	for (fam = 4; fam <= 6; fam += 2) {
-		ksz = fam == 4 ? sizeof(struct xrl_lpm_v4) : sizeof(struct xrl_lpm_v6);
-		cnt = 0;
-		for (i = 0; i < n; i++) {
-			struct xrl_lpm_v6 k;
-
-			if (ord[i].d->family != fam ||
-			    (i && ord[i - 1].d->family == fam && ord[i - 1].d->plen == ord[i].d->plen &&
-			     !memcmp(ord[i - 1].d->addr, ord[i].d->addr, 16)))
-				continue;
-			def_lpm_key(ord[i].d, gen, &k);
-			memcpy((char *)keys + cnt * ksz, &k, ksz);
-			cnt++;
+	for (id = 0; was && id < XRL_MAX_RULES; id++) {
+		if (!memcmp(&was[id], &half[id], sizeof(half[id])))
+			continue;
+		if (was[id].in_use) {
+			t[nt].family = was[id].family;
+			t[nt].plen = was[id].plen;
+			t[nt].gone = 1;
+			memcpy(t[nt++].addr, was[id].addr, 16);
 		}
-		if ((rc = delete_many(fam == 4 ? m->rules_v4 : m->rules_v6, keys, cnt, ksz)))
-			return rc;
+		if (half[id].in_use) {
+			t[nt].family = half[id].family;
+			t[nt].plen = half[id].plen;
+			t[nt].gone = 0;
+			memcpy(t[nt++].addr, half[id].addr, 16);
+		}
 	}
-	return 0;
+	/* sorted, one per prefix (gone if the set there now has a rule on it) */
+	qsort(t, (size_t)nt, sizeof(*t), touched_cmp);
+	for (i = 0, j = 0; i < nt; i++) {
+		if (j && !touched_cmp(&t[j - 1], &t[i]))
+			t[j - 1].gone |= t[i].gone;
+		else
+			t[j++] = t[i];
+	}
+	nt = j;
+	*wide = !was || nt > TOUCHED_MAX;
+	if (!was && ((rc = purge_parity(m->rules_v4, gen & 1)) ||
+		     (rc = purge_parity(m->rules_v6, gen & 1))))
+		return rc;
+	if ((rc = write_family(m, 4, gen, cp, ncp, t, nt, *wide, keys, vals)) ||
+	    (rc = write_family(m, 6, gen, cp, ncp, t, nt, *wide, keys, vals)))
+		return rc;
+	return write_defs_half(m, gen, half, was);
 }
 
 /*
  * Every step is at most O(n log n) in the rules, and the maps are written
- * with a few batched syscalls (a walk of the tries' keys to clear what a
- * change killed half-way left, a batch per trie, one for the definitions,
- * one for the counters that start afresh, a batch to delete the old
- * generation): a change costs milliseconds at XRL_MAX_RULES.
+ * with a few batched syscalls: the spare half of xrl_rule_defs read, a
+ * config store marking the spare parity as being written, a batch per trie
+ * of the entries that differ from what that parity holds (the set two
+ * generations back), one of the definitions that differ, one for the
+ * counters that start afresh, then the switch. After a change that stopped
+ * half-way the spare parity is cleared with a walk and written whole.
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
 {
 	static struct xrl_rule_def cur[XRL_MAX_RULES], next[XRL_MAX_RULES];
+	static struct xrl_rule_def half[XRL_MAX_RULES], was_half[XRL_MAX_RULES];
 	static __u32 cur_ids[XRL_MAX_RULES], next_ids[XRL_MAX_RULES], fresh[XRL_MAX_RULES];
 	static struct match_ord in_ord[XRL_MAX_RULES], cur_ord[XRL_MAX_RULES];
-	static struct xrl_lpm_v6 keys[XRL_MAX_RULES];
-	static struct xrl_prefix_entry vals[XRL_MAX_RULES];
 	static __u8 state[XRL_MAX_RULES];
 	struct xrl_compiled_prefix *cp = NULL;
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, k, rc, dup = -1;
 	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
+	bool known, wide;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
@@ -611,49 +757,50 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	if ((rc = zero_rule_stats(m, fresh, nfresh)))
 		goto sys_fail;
 
-	/* write the new generation beside the live one: data path's entries, then definitions */
-	gen = cfg.active_gen + 1;
-	if ((rc = purge_all(m, cfg.active_gen)))
-		goto sys_fail;
-	if ((rc = write_family(m, 4, gen, cp, ncp, keys, vals)) ||
-	    (rc = write_family(m, 6, gen, cp, ncp, keys, vals))) {
-		purge_all(m, cfg.active_gen);
-		goto sys_fail;
-	}
-	if ((rc = write_defs_half(m, gen, next, next_ids, n))) {
-		purge_all(m, cfg.active_gen);
-		goto sys_fail;
-	}
 	/*
-	 * the rule cache's granule for gen (xrl_config.rc_short): the bits past
-	 * its longest prefix of each family, in the parity gen's packets read,
-	 * written before the switch (the live generation reads the other one)
+	 * the next generation in the spare parity: data path's entries,
+	 * definitions and the rule cache's granule (xrl_config.rc_short, the
+	 * bits past the longest prefix of each family); the live parity is not
+	 * touched. From the store that marks it (spare_dirty) to the switch,
+	 * what the spare parity holds is not known.
 	 */
-	{
-		__u32 max4 = 0, max6 = 0;
-
-		for (i = 0; i < ncp; i++) {
-			if (cp[i].family == 4 && cp[i].plen > max4)
-				max4 = cp[i].plen;
-			if (cp[i].family == 6 && cp[i].plen > max6)
-				max6 = cp[i].plen;
-		}
-		cfg.rc_short[gen & 1] = (32 - max4) | ((128 - max6) << 8);
-		if ((rc = xrl_write_config(m, &cfg))) {
-			purge_all(m, cfg.active_gen);
-			goto sys_fail;
-		}
-	}
-	/* the switch, of the data path's set and the operator's view together: one store */
-	cfg.active_gen = gen;
-	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
-	if ((rc = xrl_write_config(m, &cfg))) {
-		purge_all(m, gen - 1);
+	gen = cfg.active_gen + 1;
+	memset(half, 0, sizeof(half));
+	for (i = 0; i < n; i++)
+		half[next_ids[i]] = next[i];
+	known = !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
+	cfg.spare_dirty = 1;
+	cfg.rc_short[gen & 1] = rc_short_of(cp, ncp);
+	if ((rc = xrl_write_config(m, &cfg)) ||
+	    (rc = write_parity(m, gen, half, cp, ncp, known ? was_half : NULL, &wide)))
 		goto sys_fail;
+	/*
+	 * the switch, of the data path's set and the operator's view together:
+	 * one store, which also records that the parity left behind holds the
+	 * old generation whole (spare_dirty 0), for the next change to start from
+	 */
+	cfg.active_gen = gen;
+	cfg.spare_dirty = 0;
+	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
+	if ((rc = xrl_write_config(m, &cfg)))
+		goto sys_fail;
+	/*
+	 * A change that rewrote most of the set (a rule load): the parity left
+	 * behind made the same, so that the next change writes only its own
+	 * difference, not this one's again. Done: a failure or a kill here
+	 * leaves the spare parity marked, for the next change to write whole.
+	 */
+	if (wide) {
+		memset(was_half, 0, sizeof(was_half));
+		for (i = 0; i < ncur; i++)
+			was_half[cur_ids[i]] = cur[i];
+		cfg.spare_dirty = 1;
+		if (!xrl_write_config(m, &cfg) &&
+		    !write_parity(m, gen - 1, half, cp, ncp, was_half, &wide)) {
+			cfg.spare_dirty = 0;
+			xrl_write_config(m, &cfg);
+		}
 	}
-	/* the old generation's entries; left behind by a crash here, the next change purges them */
-	if (delete_generation(m, gen - 1, cur_ord, ncur, keys))
-		purge_all(m, gen);
 	free(cp);
 	return 0;
 sys_fail:

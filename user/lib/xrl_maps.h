@@ -78,9 +78,10 @@ int xrl_ruleset_read(const struct xrl_maps *m, struct xrl_rule_def *defs, __u32 
 /*
  * Make defs[0..n) the whole rule set. A rule that keeps its prefix and
  * match keeps its id (so its counters) and, when its parameters are
- * unchanged, its buckets. Written beside the live set and switched in with
- * one store to xrl_config, so packets see the old set or the new one, never
- * a mix; the definitions (xrl_ruleset_read) switch in the same store, so a
+ * unchanged, its buckets. Written beside the live set (over the set before
+ * it: only the prefixes whose rules differ, and those inside them) and
+ * switched in with one store to xrl_config, so packets see the old set or
+ * the new one, never a mix; the definitions (xrl_ruleset_read) switch in the same store, so a
  * change killed at any point leaves old or new for every reader. Nothing changes when it fails: -EINVAL when the rule set itself
  * is refused (input error), another negative value when the maps failed.
  */

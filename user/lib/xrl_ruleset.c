@@ -32,13 +32,21 @@ static bool prefix_contains(__u8 fa, const __u8 *aa, __u8 pa, __u8 fb, const __u
 	return true;
 }
 
-/* A rule of a rule set being compiled: its definition and its place in the input. */
+/* A rule of a rule set being compiled: its definition, its place in the input, its id. */
 struct compile_ord {
 	const struct xrl_rule_def *d;
 	int i;
+	__u32 id;
 };
 
-/* Prefix order, then most specific match first, then input order: an entry's own rules in its order. */
+/*
+ * Prefix order, then most specific match first, then id. Two rules of one
+ * prefix and one rank never both match a packet (their port or protocol
+ * differs), and the id order makes every entry a function of the rule set
+ * alone, not of the order it was given in: a change compares the entries
+ * it computes with those a set already written compiles to, and writes
+ * only those that differ.
+ */
 static int compile_cmp(const void *pa, const void *pb)
 {
 	const struct compile_ord *a = pa, *b = pb;
@@ -48,7 +56,7 @@ static int compile_cmp(const void *pa, const void *pb)
 		return c;
 	if (match_rank(a->d) != match_rank(b->d))
 		return match_rank(a->d) > match_rank(b->d) ? -1 : 1;
-	return a->i < b->i ? -1 : a->i > b->i;
+	return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /*
@@ -74,6 +82,7 @@ int xrl_ruleset_compile(const struct xrl_rule_def *defs, const __u32 *ids, int n
 	for (i = 0; i < n; i++) {
 		ord[i].d = &defs[i];
 		ord[i].i = i;
+		ord[i].id = ids[i];
 	}
 	qsort(ord, (size_t)n, sizeof(*ord), compile_cmp);
 	for (i = 0; i < n; i = j) {
