@@ -56,8 +56,20 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 		      xrl_action_name(d->action));
 	if (d->flags & XRL_F_PROTO)
 		json_object_set_new(o, "proto", json_string(xrl_proto_name(d->proto)));
-	if (d->flags & XRL_F_DPORT)
+	if ((d->flags & XRL_F_DPORT) && xrl_rule_one_port(d)) {
 		json_object_set_new(o, "dport", json_integer(d->dport));
+	} else if (d->flags & XRL_F_DPORT) {
+		char set[XRL_PORTS_TEXT];
+
+		xrl_rule_format_ports(d, set, sizeof(set));
+		json_object_set_new(o, "dports", json_string(set));
+	}
+	if (d->dst_len) {
+		char dst[64];
+
+		xrl_prefix_format(d->family, d->dst, d->dst_len, dst, sizeof(dst));
+		json_object_set_new(o, "dst", json_string(dst));
+	}
 	if (d->flags & XRL_F_SYN)
 		json_object_set_new(o, "syn", json_true());
 	if (d->flags & XRL_F_GLOBAL)

@@ -238,24 +238,33 @@ static int fmt_proto(const struct xrl_opt *o, const void *obj, char *buf, size_t
 	return snprintf(buf, len, " --%s %s", o->name, xrl_proto_name(d->proto));
 }
 
+void xrl_rule_format_ports(const struct xrl_rule_def *d, char *buf, size_t len)
+{
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	if (xrl_rule_one_port(d)) {
+		snprintf(buf, len, "%u", d->dport);
+		return;
+	}
+	for (i = 0; i < d->nports && i < XRL_MAX_PORT_RANGES && k < len; i++) {
+		const struct xrl_port_range *r = &d->ports[i];
+
+		k += (size_t)snprintf(buf + k, len - k, r->lo == r->hi ? "%s%u" : "%s%u-%u",
+				      i ? "," : "", r->lo, r->hi);
+	}
+}
+
 /* one port as it always was ("--dport 443"), a set in its normal form */
 static int fmt_dport(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
 {
 	const struct xrl_rule_def *d = obj;
-	char set[XRL_MAX_PORT_RANGES * 12 + 1];
-	size_t k = 0;
-	int i;
+	char set[XRL_PORTS_TEXT];
 
 	if (!(d->flags & XRL_F_DPORT))
 		return 0;
-	if (xrl_rule_one_port(d))
-		return snprintf(buf, len, " --%s %u", o->name, d->dport);
-	for (i = 0; i < d->nports && i < XRL_MAX_PORT_RANGES; i++) {
-		const struct xrl_port_range *r = &d->ports[i];
-
-		k += (size_t)snprintf(set + k, sizeof(set) - k, r->lo == r->hi ? "%s%u" : "%s%u-%u",
-				      i ? "," : "", r->lo, r->hi);
-	}
+	xrl_rule_format_ports(d, set, sizeof(set));
 	return snprintf(buf, len, " --%s %s", o->name, set);
 }
 

@@ -62,6 +62,9 @@ void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
 /* --dport of one port (or none): the rule's dport alone; else a set of d->nports ranges. */
 bool xrl_rule_one_port(const struct xrl_rule_def *d);
+/* --dport's value as `rule save` writes it: "443", or a set "80-81,443,8000-8100". */
+#define XRL_PORTS_TEXT (XRL_MAX_PORT_RANGES * 12)
+void xrl_rule_format_ports(const struct xrl_rule_def *d, char *buf, size_t len);
 /* Same prefix and same match fields: the same rule for add/del. */
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 /*
