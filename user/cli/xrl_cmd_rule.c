@@ -435,7 +435,8 @@ static const struct xrl_cmd rule_cmds[] = {
 	  .example = "xrl rule add 203.0.113.0/24 --rate 100/s --burst 200\n"
 		     "xrl rule add 198.51.100.0/24 --proto udp --dport 53 --rate 6000/m --per 24\n"
 		     "xrl rule add 192.0.2.0/24 --syn --rate 20/s --block 10m --block-spoofable\n"
-		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global" },
+		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global\n"
+		     "xrl rule add 10.0.0.0/8 --proto udp --dport 53,5353 --dst 192.0.2.1 --deny" },
 	{ .name = "del", .fn = rule_del, .args = "PREFIX|ID",
 	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH,
 	  .summary = "Delete the rule of PREFIX with exactly these match fields, or the rule of ID "
