@@ -525,7 +525,7 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 	}
 	if (GIVEN(RO_SYN_PROXY)) {
 		if (!(d->flags & XRL_F_DPORT) || d->proto != IPPROTO_TCP)
-			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of one TCP service: give it --proto tcp --dport PORT");
+			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of TCP services: give it --proto tcp --dport PORTS");
 		if (d->flags & XRL_F_SYN)
 			return xrl_fail(err, errlen, "--syn-proxy judges the whole handshake (SYN and ACK): drop --syn");
 		if (d->policy & XRL_P_SHADOW)
