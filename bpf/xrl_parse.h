@@ -224,7 +224,7 @@ static __always_inline int xrl_parse_fast4(void *data, void *data_end, struct xr
  * for each of them as IPv4: +160k processed instructions, against +35k).
  * The destination goes with it: a mapped one (::ffff:e.f.g.h, the address
  * a dual-stack socket is reached at as e.f.g.h) becomes that IPv4 address;
- * any other is an IPv6 address no IPv4 --dst holds (dst_not4).
+ * any other is an IPv6 address no IPv4 --dst holds (dst.not4).
  * 1 when p was mapped.
  */
 __noinline int xrl_unmap_v4(struct xrl_pkt *p)
