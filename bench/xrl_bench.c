@@ -114,6 +114,7 @@ enum {
 	C_FW_UNDER, C_FW_OVER, C_SW_UNDER, C_SW_OVER, C_SL_OVER,   /* --algo */
 	C_BLOCK_UNDER, C_BLOCK_HELD, C_SHADOW_OVER,
 	C_SYN_OVER, C_ACK_GATE, C_ACK_LIMITED,   /* a --syn rule and busy clients (xrl_busy.h) */
+	C_PORT1_OVER, C_PORTSET_OVER, C_DST_OVER, C_DST6_OVER,   /* --dport, --dst */
 	C_TESTCLK_OVER, C_WRAP_DROP,
 	C_N_SINGLE,   /* cases above: one frame, measured round robin */
 	C_OVER_MANY = C_N_SINGLE, C_OVER_ONE, C_UNDER_MANY, C_UNDER_ONE,
@@ -157,6 +158,10 @@ static struct bcase cases[C_N] = {
 	[C_SYN_OVER]    = { "xrl_syn_v4_over", "xrl: TCP SYN over a --syn rule's limit" },
 	[C_ACK_GATE]    = { "xrl_ack_busy_gate_open", "xrl: TCP ACK, no rule, a --syn rule limiting" },
 	[C_ACK_LIMITED] = { "xrl_ack_busy_limited_source", "xrl: TCP ACK of the source it limits" },
+	[C_PORT1_OVER]  = { "xrl_dport_one_v4_over", "xrl: --dport one port, over limit" },
+	[C_PORTSET_OVER] = { "xrl_dport_set8_v4_over", "xrl: --dport set, 8th of 8 ranges, over" },
+	[C_DST_OVER]    = { "xrl_dst_v4_over", "xrl: --dst /24, over limit" },
+	[C_DST6_OVER]   = { "xrl_dst_v6_over", "xrl: IPv6 --dst /100 + --dport set, over" },
 	[C_TESTCLK_OVER] = { "xrl_testclock_v4_over", "xrl test-clock obj: IPv4 over limit" },
 	[C_WRAP_DROP]   = { "srcwalk_drop", "srcwalk + tail call -> drop" },
 	[C_OVER_MANY]   = { "xrl_many_over", "xrl: %s sources over limit *" },
@@ -251,6 +256,20 @@ static const char *const syn_rules[] = {
 /* A spoofed SYN flood: every address of 10.0.0.0/12 over a --syn rule. */
 static const char *const many_syn_rules[] = {
 	"10.0.0.0/12 --proto tcp --syn --rate 1/h --burst 1 --per 32", NULL,
+};
+
+/*
+ * --dport and --dst, in an instance of their own: one port, a set whose
+ * 8th range holds the port (the longest walk), a destination prefix, and
+ * an IPv6 destination prefix with a set. The frames go to the builder's
+ * destination (198.51.100.1, 2001:db8:ffff::1) and UDP port 53.
+ */
+static const char *const match_rules[] = {
+	"192.0.2.0/24 --proto udp --dport 53 --rate 1/h --burst 1",
+	"198.51.100.0/24 --proto udp --dport 1,3,5,7,9,11,13,50-60 --rate 1/h --burst 1",
+	"203.0.113.0/24 --dst 198.51.100.0/24 --rate 1/h --burst 1",
+	"2001:db8::/32 --proto udp --dport 53,443 --dst 2001:db8:ffff::/100 --rate 1/h --burst 1",
+	NULL,
 };
 
 /* The many-source stages: one rule over 10.0.0.0/12, one bucket per address. */
@@ -900,6 +919,14 @@ static void report_table(double wall, const char *nbuf)
 	row("admission write, CAS (under - over)", med(C_V4_UNDER) - med(C_V4_OVER));
 	row("LPM walk and rule scan instead of the rule cache (--proto over - over)",
 	    med(C_V4_OVER_LPM) - med(C_V4_OVER));
+	row("--dport one port instead of --proto (one port over - --proto over)",
+	    med(C_PORT1_OVER) - med(C_V4_OVER_LPM));
+	row("--dport set, port in the 8th of 8 ranges (set over - one port over)",
+	    med(C_PORTSET_OVER) - med(C_PORT1_OVER));
+	row("--dst /24 instead of one port (--dst over - one port over)",
+	    med(C_DST_OVER) - med(C_PORT1_OVER));
+	row("IPv6 --dst /100 + a set of 2 (IPv6 that over - IPv6 over, cached)",
+	    med(C_DST6_OVER) - med(C_V6_OVER));
 	row("QinQ tags (QinQ over - IPv4 over)", med(C_QINQ_OVER) - med(C_V4_OVER));
 	row("IPv6 instead of IPv4 (IPv6 over - IPv4 over)", med(C_V6_OVER) - med(C_V4_OVER));
 	row("--global, over: mode + floor lookups (global over - IPv4 over)",
@@ -1002,7 +1029,7 @@ int main(int argc, char **argv)
 	struct xrl_drop_bpf *drop;
 	struct xrl_clock_bpf *clk;
 	struct walker w = { 0 };
-	struct prod prod, glob, cap, algo, pol, syn;
+	struct prod prod, glob, cap, algo, pol, syn, mat;
 	struct xrl_tl tl;
 	struct xrl_pkt_spec s;
 	static char many_labels[C_N - C_N_SINGLE][64];
@@ -1173,6 +1200,16 @@ int main(int argc, char **argv)
 				   .tcp_flags = 0x10 };
 	prime_case(&cases[C_ACK_LIMITED], syn.prog_fd, &s, XDP_PASS);
 
+	prod_open(&mat, match_rules);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "192.0.2.7" };
+	prime_case(&cases[C_PORT1_OVER], mat.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "198.51.100.7" };
+	prime_case(&cases[C_PORTSET_OVER], mat.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 4, .src = "203.0.113.7" };
+	prime_case(&cases[C_DST_OVER], mat.prog_fd, &s, XDP_DROP);
+	s = (struct xrl_pkt_spec){ .family = 6, .src = "2001:db8::7" };
+	prime_case(&cases[C_DST6_OVER], mat.prog_fd, &s, XDP_DROP);
+
 	/* the test build: its clock is a map read */
 	err = xrl_tl_open(&tl, 0, XRL_MALFORMED_PASS);
 	if (err)
@@ -1209,6 +1246,7 @@ int main(int argc, char **argv)
 	prod_close(&algo);
 	prod_close(&pol);
 	prod_close(&syn);
+	prod_close(&mat);
 
 	/* many sources */
 	if (opt.sources == 1000000)

@@ -54,7 +54,26 @@ enum xrl_action {
 #define XRL_F_GLOBAL 0x10   /* the budget is shared by the fleet through xrl daemon */
 #define XRL_F_NEWSRC 0x20   /* new buckets are budgeted (--new-sources): xrl_newsrc */
 #define XRL_F_TOTAL  0x40   /* all sources together are capped too (--total): xrl_total */
-#define XRL_F_MATCH  (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN)   /* the rule looks past the source */
+/*
+ * A compiled rule's other match fields (struct xrl_rule.nports, dst_len): a
+ * --dport set of ports and ranges (XRL_F_DPORT is then clear: it stays the
+ * one-port test it always was) and/or a --dst prefix. One bit for both, so
+ * a rule without them pays one test of a register it holds anyway.
+ */
+#define XRL_F_MORE   0x80
+#define XRL_F_MATCH  (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN | XRL_F_MORE)   /* the rule looks past the source */
+
+/*
+ * --dport PORTS: at most XRL_MAX_PORT_RANGES ports or ranges per rule
+ * (80,443,8000-8100 is three), sorted, disjoint and not adjacent (the
+ * normal form: 80,81 is 80-81), so the match stops at the first range
+ * past the port. 8 ranges are 32 bytes in each rule of a prefix entry.
+ */
+#define XRL_MAX_PORT_RANGES  8
+
+struct xrl_port_range {
+	__u16 lo, hi;     /* host order, lo <= hi */
+};
 
 /*
  * A limit rule's algorithm (--algo): the token bucket (GCRA, xrl_bucket.h)
@@ -121,9 +140,14 @@ struct xrl_rule {
 	/* --algo */
 	__u64 win_ns;            /* window algorithms: the window's length */
 	__u32 win_limit;         /* packets per window */
-	__u32 _pad3;
+	/* XRL_F_MORE: the port set (nports > 0) and the destination prefix (dst_len > 0) */
+	__u8  nports;            /* ranges in ports[] */
+	__u8  dst_len;           /* --dst prefix length, 1..32 or 1..128 (the rule's family) */
+	__u16 _pad3;
 	/* --shadow, --block */
 	__u64 block_ns;          /* --block: how long a source over its limit is dropped entirely */
+	__u32 dst[4];            /* --dst, network order, masked to dst_len; IPv4 in dst[0] */
+	struct xrl_port_range ports[XRL_MAX_PORT_RANGES];   /* --dport set, normal form */
 };
 
 /*
@@ -192,6 +216,16 @@ struct xrl_rule_cache {
 #define XRL_UNK_L4    0x01   /* no dport, no flags */
 #define XRL_UNK_PROTO 0x02   /* no L4 protocol either */
 
+/* A packet's destination, for --dst (xrl_match.h reads it apart from the rest). */
+struct xrl_pkt_dst {
+	__u32 addr[4];    /* network order, as xrl_pkt.saddr */
+	/*
+	 * 1: judged as IPv4 (an IPv4-mapped source) but sent to an IPv6
+	 * destination that is not mapped: no IPv4 --dst holds it.
+	 */
+	__u32 not4;
+};
+
 struct xrl_pkt {
 	__u32 saddr[4];   /* network order; IPv4 in saddr[0] */
 	__u32 family;     /* 4 or 6 */
@@ -200,6 +234,8 @@ struct xrl_pkt {
 	__u8  has_l4;     /* L4 header parsed (not a later fragment) */
 	__u8  tcp_flags;
 	__u8  unknown;    /* XRL_UNK_*: fields it does not show (set by the caller) */
+	__u16 _pad;
+	struct xrl_pkt_dst dst;
 };
 
 #define XRL_TCP_SYN 0x02
@@ -492,6 +528,15 @@ struct xrl_rule_def {
 	__u32 total_burst;  /* packets */
 	/* --shadow, --block */
 	__u64 block_ns;     /* --block DURATION, ns */
+	/*
+	 * --dport's set (with XRL_F_DPORT: nports >= 1, normal form; one port
+	 * is ports[0] = {dport, dport}) and --dst (dst_len > 0)
+	 */
+	__u8  nports;
+	__u8  dst_len;
+	__u8  dst[16];      /* network order, masked to dst_len; the rule's family */
+	__u16 _pad_m;
+	struct xrl_port_range ports[XRL_MAX_PORT_RANGES];
 };
 
 /*

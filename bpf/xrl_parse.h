@@ -112,11 +112,13 @@ static __always_inline int xrl_parse_ipv4(void *l3, void *data_end, struct xrl_p
 	if (hlen < 20 || tot < hlen || l3 + tot > data_end) {
 		p->proto = iph->protocol;
 		p->saddr[0] = iph->saddr;
+		p->dst.addr[0] = iph->daddr;
 		p->family = 4;
 		return XRL_PARSE_BAD_L4;
 	}
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
+	p->dst.addr[0] = iph->daddr;
 	p->proto = iph->protocol;
 	/* later fragments carry no L4 header; their proto is still known */
 	if (iph->frag_off & bpf_htons(0x1fff))
@@ -137,6 +139,7 @@ static __always_inline int xrl_parse_ipv6(void *l3, void *data_end, struct xrl_p
 		return XRL_PARSE_MALFORMED;
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	__builtin_memcpy(p->dst.addr, &ip6->daddr, 16);
 	end = (void *)(ip6 + 1) + bpf_ntohs(ip6->payload_len);
 	if (end > data_end)
 		return XRL_PARSE_BAD_PROTO;
@@ -202,6 +205,7 @@ static __always_inline int xrl_parse_fast4(void *data, void *data_end, struct xr
 		return -1;
 	p->family = 4;
 	p->saddr[0] = iph->saddr;
+	p->dst.addr[0] = iph->daddr;
 	p->proto = iph->protocol;
 	return xrl_parse_l4(l4, (void *)iph + tot, data_end, p);
 }
@@ -218,6 +222,9 @@ static __always_inline int xrl_parse_fast4(void *data, void *data_end, struct xr
  * caller's packet fields come back unknown, so the IPv6 exits of the parse
  * make one state after it (inlined, it walked the whole decision again
  * for each of them as IPv4: +160k processed instructions, against +35k).
+ * The destination goes with it: a mapped one (::ffff:e.f.g.h, the address
+ * a dual-stack socket is reached at as e.f.g.h) becomes that IPv4 address;
+ * any other is an IPv6 address no IPv4 --dst holds (dst.not4).
  * 1 when p was mapped.
  */
 __noinline int xrl_unmap_v4(struct xrl_pkt *p)
@@ -229,6 +236,12 @@ __noinline int xrl_unmap_v4(struct xrl_pkt *p)
 		p->saddr[0] = p->saddr[3];
 		p->saddr[2] = 0;
 		p->saddr[3] = 0;
+		if (p->dst.addr[0] == 0 && p->dst.addr[1] == 0 && p->dst.addr[2] == bpf_htonl(0xffff))
+			p->dst.addr[0] = p->dst.addr[3];
+		else
+			p->dst.not4 = 1;
+		p->dst.addr[2] = 0;
+		p->dst.addr[3] = 0;
 		return 1;
 	}
 	return 0;

@@ -53,7 +53,7 @@ expect "--redis-password-file" xrl daemon --redis-p
 expect "stats status" xrl st
 expect "rule" xrl --instance edge -j ru            # a global option's value is skipped
 expect "add del list load save" xrl rule ""
-expect "--dport --proto --syn" xrl rule del 10.0.0.0/8 --   # rule del: the match fields only
+expect "--dport --dst --proto --syn" xrl rule del 10.0.0.0/8 --   # rule del: the match fields only
 expect "native" xrl attach eth0 --mode n
 expect "drop pass" xrl attach eth0 --malformed ""
 expect "closed local open" xrl daemon --on-redis-failure ""

@@ -51,6 +51,9 @@ struct mrule {
 	int family, plen;
 	__u8 addr[16];
 	int action, proto, dport, syn;
+	int nports, lo[8], hi[8];   /* --dport: its ports and ranges as written */
+	int dst_len;                /* --dst */
+	__u8 dst[16];
 	__u32 id;
 };
 
@@ -69,6 +72,11 @@ static struct mrule mrules[] = {
 	{ .line = "2001:db8:d::/48 --proto tcp --syn --deny" },
 	{ .line = "2001:db8:d::/48 --proto udp --dport 53 --rate 1/h --burst 2" },
 	{ .line = "2001:db8:d::/48 --allow" },
+	/* --dport sets and --dst (a mapped source's destination too) */
+	{ .line = "198.51.100.0/24 --proto tcp --dport 8000-8100,80,443 --dst 198.51.100.254 --allow" },
+	{ .line = "192.0.2.0/24 --dst 198.51.100.0/25 --rate 1/h --burst 2" },
+	{ .line = "2001:db8:b::/48 --proto udp --dport 5353-5360,53 --dst 2001:db8:ffff::/120 --deny" },
+	{ .line = "100.64.0.0/24 --proto tcp --dport 22,80 --deny" },
 };
 #define NRULES (sizeof(mrules) / sizeof(mrules[0]))
 
@@ -91,6 +99,41 @@ static void mrule_init(struct mrule *r)
 		   strstr(r->line, "--proto udp") ? 17 : 0;
 	r->dport = strstr(r->line, "--dport ") ? atoi(strstr(r->line, "--dport ") + 8) : 0;
 	r->syn = strstr(r->line, "--syn") != NULL;
+	r->nports = 0;
+	if (r->dport) {
+		const char *p = strstr(r->line, "--dport ") + 8;
+		char *end;
+
+		for (;;) {
+			r->lo[r->nports] = (int)strtol(p, &end, 10);
+			r->hi[r->nports] = *end == '-' ? (int)strtol(end + 1, &end, 10) : r->lo[r->nports];
+			r->nports++;
+			if (*end != ',')
+				break;
+			p = end + 1;
+		}
+	}
+	r->dst_len = 0;
+	if (strstr(r->line, "--dst ")) {
+		char d[64];
+
+		sscanf(strstr(r->line, "--dst ") + 6, "%63s", d);
+		r->dst_len = strchr(d, '/') ? atoi(strchr(d, '/') + 1) : r->family == 4 ? 32 : 128;
+		if (strchr(d, '/'))
+			*strchr(d, '/') = 0;
+		inet_pton(r->family == 6 ? AF_INET6 : AF_INET, d, r->dst);
+	}
+}
+
+/* Do a and b agree in their first len bits? */
+static int same_bits(const __u8 *a, const __u8 *b, int len)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		if (((a[i / 8] ^ b[i / 8]) >> (7 - i % 8)) & 1)
+			return 0;
+	return 1;
 }
 
 static int in_prefix(const struct mrule *r, int family, const __u8 *src)
@@ -117,6 +160,8 @@ struct mpkt {
 	int bad;           /* malformed past the source */
 	int proto_known, proto;
 	int l4, dport, flags;
+	__u8 dst[16];
+	int dst_not4;      /* judged as IPv4 (a mapped source), sent to an IPv6 address that is not mapped */
 };
 
 static unsigned be16(const __u8 *p) { return (unsigned)p[0] << 8 | p[1]; }
@@ -153,6 +198,7 @@ static void model_v4(struct mpkt *m, const __u8 *q, long n)
 	m->cls = C_IP;
 	m->family = 4;
 	memcpy(m->src, q + 12, 4);
+	memcpy(m->dst, q + 16, 4);
 	m->proto_known = 1;
 	m->proto = q[9];
 	ihl = (q[0] & 15) * 4;
@@ -181,11 +227,17 @@ static void model_v6(struct mpkt *m, const __u8 *q, long n)
 	m->cls = C_IP;
 	m->family = 6;
 	memcpy(m->src, q + 8, 16);
+	memcpy(m->dst, q + 24, 16);
 	/* xrl(8), RULES, Prefix: ::ffff:a.b.c.d is judged as the IPv4 source a.b.c.d */
 	if (!memcmp(m->src, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
 		m->family = 4;
 		memmove(m->src, m->src + 12, 4);
 		memset(m->src + 4, 0, 12);
+		/* and its destination as IPv4 when it is mapped too (--dst) */
+		if (!memcmp(m->dst, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+			memmove(m->dst, m->dst + 12, 4);
+		else
+			m->dst_not4 = 1;
 	}
 	end = 40 + (long)be16(q + 4);
 	if (end > n) {
@@ -258,7 +310,9 @@ static void model_parse(struct mpkt *m, const __u8 *b, long n)
 /* Does rule r judge packet m? Fields it does not show: allow needs proof, deny/limit presume. */
 static int model_matches(const struct mrule *r, const struct mpkt *m)
 {
-	int presume = r->action != ALLOW;
+	/* the destination is always shown: a --dst that does not hold it is no match */
+	int dst_ok = !r->dst_len || (!m->dst_not4 && same_bits(r->dst, m->dst, r->dst_len));
+	int presume = r->action != ALLOW && dst_ok, i, in = 0;
 
 	if (r->proto) {
 		if (!m->proto_known)
@@ -271,12 +325,14 @@ static int model_matches(const struct mrule *r, const struct mpkt *m)
 			return presume;
 		if (m->l4 == L4_NONE)
 			return 0;
-		if (r->dport && m->dport != r->dport)
+		for (i = 0; i < r->nports; i++)
+			in |= m->dport >= r->lo[i] && m->dport <= r->hi[i];
+		if (r->dport && !in)
 			return 0;
 		if (r->syn && (m->flags & 0x12) != 0x02)
 			return 0;
 	}
-	return 1;
+	return dst_ok;
 }
 
 /* Token buckets of the limit rules at a fixed clock: burst tokens per (rule, /32 or /64). */
@@ -359,8 +415,11 @@ static void model_decide(const struct mpkt *m, int policy_drop, struct outcome *
 		for (i = 0; i < NRULES; i++) {
 			if (!in_prefix(&mrules[i], m->family, m->src) || !model_matches(&mrules[i], m))
 				continue;
-			rank = mrules[i].plen * 8 + (mrules[i].dport ? 4 : 0) + (mrules[i].syn ? 2 : 0) +
-			       (mrules[i].proto ? 1 : 0);
+			/* xrl(8): --dst, then --dport (one port before a set), --syn, --proto */
+			rank = mrules[i].plen * 32 + (mrules[i].dst_len ? 16 : 0) +
+			       (mrules[i].nports ? 8 : 0) +
+			       (mrules[i].nports == 1 && mrules[i].lo[0] == mrules[i].hi[0] ? 4 : 0) +
+			       (mrules[i].syn ? 2 : 0) + (mrules[i].proto ? 1 : 0);
 			if (rank > bestrank) {
 				bestrank = rank;
 				best = i;
@@ -386,6 +445,13 @@ static void model_decide(const struct mpkt *m, int policy_drop, struct outcome *
 static const char *const v4_pool[] = {
 	"192.0.2.1", "192.0.2.77", "192.0.2.130", "192.0.2.200", "198.51.100.1", "198.51.100.2",
 	"203.0.113.1", "203.0.113.2", "203.0.113.3", "100.64.0.1", "100.64.0.2", "10.9.9.9",
+};
+/* destinations: in and out of the --dst prefixes, mapped and not */
+static const char *const dst4_pool[] = { "198.51.100.254", "198.51.100.1", "198.51.100.130" };
+static const char *const dst6_pool[] = {
+	"2001:db8:ffff::fe", "2001:db8:ffff::1fe", "2001:db8:ffff::1", "::ffff:198.51.100.254",
+	"::ffff:198.51.100.1", "::ffff:198.51.100.200", "::c633:64fe",
+	"c633:6401::1",   /* its first word is 198.51.100.1: no IPv4 destination all the same */
 };
 static const char *const v6_pool[] = {
 	"2001:db8:a::1", "2001:db8:a::2", "2001:db8:b::1", "2001:db8:c::1", "2001:db8:c:1::1",
@@ -419,14 +485,14 @@ static int pick_proto(int family)
 /* An L4 header (20 bytes room) at p; returns its length. */
 static int put_l4(__u8 *p, int proto)
 {
-	static const int ports[] = { 22, 53, 80 };
+	static const int ports[] = { 22, 53, 80, 443, 7999, 8000, 8100, 8101, 5353, 5360, 5361 };
 	static const __u8 flags[] = { 0x02, 0x12, 0x10, 0x18, 0x04 };
 	int i;
 
 	for (i = 0; i < 20; i++)
 		p[i] = (__u8)rnd(256);
 	put16(p, 1024 + rnd(60000));
-	put16(p + 2, chance(80) ? (unsigned)ports[rnd(3)] : rnd(65536));
+	put16(p + 2, chance(80) ? (unsigned)ports[rnd(sizeof(ports) / sizeof(ports[0]))] : rnd(65536));
 	if (proto == 6) {
 		p[12] = chance(95) ? 5 << 4 : (__u8)(rnd(16) << 4);
 		p[13] = chance(90) ? flags[rnd(5)] : (__u8)rnd(256);
@@ -474,7 +540,7 @@ static size_t build_frame(__u8 *b, size_t cap)
 			  b + l3 + 12);
 		if (chance(5))
 			rnd(2) ? (void)(b[l3 + 12] = (__u8)rnd(256)) : (void)(b[l3 + 15] = (__u8)rnd(256));
-		inet_pton(AF_INET, "198.51.100.254", b + l3 + 16);
+		inet_pton(AF_INET, dst4_pool[rnd(sizeof(dst4_pool) / sizeof(dst4_pool[0]))], b + l3 + 16);
 		for (i = 0; i < words; i++)
 			b[l3 + 20 + 4 * (size_t)i] = 1;
 		l4len = put_l4(b + l4, proto);
@@ -507,7 +573,7 @@ static size_t build_frame(__u8 *b, size_t cap)
 			  b + l3 + 8);
 		if (chance(5))
 			b[l3 + 8 + rnd(16)] = (__u8)rnd(256);
-		inet_pton(AF_INET6, "2001:db8:ffff::fe", b + l3 + 24);
+		inet_pton(AF_INET6, dst6_pool[rnd(sizeof(dst6_pool) / sizeof(dst6_pool[0]))], b + l3 + 24);
 		for (i = 0; i < n && p + 24 < cap - 60; i++) {
 			int t = ext[rnd(5)];
 

@@ -32,6 +32,7 @@ static __u64 key[2];
 static const char *const rules[] = {
 	"198.18.0.0/16 --proto tcp --dport 8080 --syn-proxy --rate 10/s --burst 10",
 	"fd00:18::/64 --proto tcp --dport 8080 --syn-proxy --rate 10/s --burst 10",
+	"198.19.0.0/16 --proto tcp --dport 9001-9002,8443 --syn-proxy --rate 10/s --burst 10",
 	NULL,
 };
 
@@ -409,6 +410,36 @@ static void test_rule_change_needs_new_proof(void **state)
 	xrl_tl_set_clock(&tl, T0);
 }
 
+/* A rule with a port set: the SYNs to each of its ports are answered, to others not judged. */
+static void test_port_set(void **state)
+{
+	static const struct { __u16 port; int verdict; } c[] = {
+		{ 8443, XDP_TX }, { 9001, XDP_TX }, { 9002, XDP_TX }, { 9000, XDP_PASS }, { 8080, XDP_PASS },
+	};
+	struct seg syn = { .family = 4, .src = "198.19.0.2", .dst = "198.19.0.1", .sport = 40000,
+			   .seq = 0x11223344, .flags = XRL_TH_SYN, .optlen = 20 };
+	__u8 o[20], f[256], out[512];
+	__u32 olen;
+	struct synack a;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(xrl_tl_rules(&tl, rules), 0);   /* the rules of setup: a test before changed them */
+	linux_syn_opts(o, 0x01020304);
+	syn.opts = o;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		syn.dport = c[i].port;
+		if (run(f, build(f, &syn), out, &olen) != c[i].verdict)
+			fail_msg("SYN to port %u: verdict %d, want %d", c[i].port,
+				 run(f, build(f, &syn), out, &olen), c[i].verdict);
+		if (c[i].verdict == XDP_TX) {
+			a = read_synack(out, olen, &syn, 14);
+			assert_int_equal(a.flags, XRL_TH_SYN | XRL_TH_ACK);
+			assert_int_equal(a.ack, 0x11223345);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -418,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_forged_and_expired),
 		cmocka_unit_test(test_proven_source_limited),
 		cmocka_unit_test(test_rule_change_needs_new_proof),
+		cmocka_unit_test(test_port_set),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

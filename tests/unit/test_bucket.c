@@ -1766,10 +1766,101 @@ static void test_rule_match(void **state)
 	host_nprefixes = 0;
 }
 
+/* a port set (XRL_F_MORE's sorted ranges) and a destination prefix, as the program judges them */
+static void test_rule_match_ports_dst(void **state)
+{
+	struct xrl_rule set = { .id = 1, .action = XRL_ACT_LIMIT, .proto = IPPROTO_TCP,
+				.flags = XRL_F_PROTO | XRL_F_MORE, .nports = 3,
+				.ports = { { 80, 80 }, { 443, 444 }, { 8000, 8100 } } };
+	struct xrl_rule allow = set, dst4 = { .id = 2, .action = XRL_ACT_DENY, .flags = XRL_F_MORE,
+					      .dst_len = 29 };
+	struct xrl_rule dst6 = { .id = 3, .action = XRL_ACT_DENY, .flags = XRL_F_MORE, .dst_len = 100 };
+	static const __u16 in[] = { 80, 443, 444, 8000, 8050, 8100 };
+	static const __u16 out[] = { 0, 79, 81, 442, 445, 7999, 8101, 65535 };
+	struct xrl_pkt p;
+	unsigned i;
+
+	(void)state;
+	allow.action = XRL_ACT_ALLOW;
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		p = pkt4("10.9.9.9", IPPROTO_TCP, in[i], 0);
+		if (!xrl_rule_matches(&set, &p))
+			fail_msg("port %u: not matched by 80,443-444,8000-8100", in[i]);
+	}
+	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		p = pkt4("10.9.9.9", IPPROTO_TCP, out[i], 0);
+		if (xrl_rule_matches(&set, &p))
+			fail_msg("port %u: matched by 80,443-444,8000-8100", out[i]);
+	}
+	p = pkt4("10.9.9.9", IPPROTO_UDP, 80, 0);
+	assert_false(xrl_rule_matches(&set, &p));
+	/* a later fragment shows no port: no match */
+	p = pkt4("10.9.9.9", IPPROTO_TCP, 80, 0);
+	p.has_l4 = 0;
+	assert_false(xrl_rule_matches(&set, &p));
+	/* the L4 header unknown (RFC 1858): the limit presumes a match, the allow needs proof */
+	p.unknown = XRL_UNK_L4;
+	assert_true(xrl_rule_matches(&set, &p));
+	assert_false(xrl_rule_matches(&allow, &p));
+
+	/* 192.0.2.8/29 */
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.8", &dst4.dst[0]), 1);
+	p = pkt4("10.9.9.9", IPPROTO_UDP, 53, 0);
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.15", &p.dst.addr[0]), 1);
+	assert_true(xrl_rule_matches(&dst4, &p));
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.8", &p.dst.addr[0]), 1);
+	assert_true(xrl_rule_matches(&dst4, &p));
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.16", &p.dst.addr[0]), 1);
+	assert_false(xrl_rule_matches(&dst4, &p));
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.7", &p.dst.addr[0]), 1);
+	assert_false(xrl_rule_matches(&dst4, &p));
+	/* an unknown L4 header does not hide the destination: a --dst that does not hold it is no match */
+	dst4.flags |= XRL_F_PROTO;
+	dst4.proto = IPPROTO_TCP;
+	dst4.nports = 1;
+	dst4.ports[0] = (struct xrl_port_range){ 22, 23 };
+	p = pkt4("10.9.9.9", IPPROTO_TCP, 0, 0);
+	p.has_l4 = 0;
+	p.unknown = XRL_UNK_L4;
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.9", &p.dst.addr[0]), 1);
+	assert_true(xrl_rule_matches(&dst4, &p));
+	assert_int_equal(inet_pton(AF_INET, "198.51.100.9", &p.dst.addr[0]), 1);
+	assert_false(xrl_rule_matches(&dst4, &p));
+	/* judged as IPv4 from a mapped source, sent to an IPv6 address: no IPv4 --dst holds it */
+	dst4.flags = XRL_F_MORE;
+	dst4.nports = 0;
+	p = pkt4("10.9.9.9", IPPROTO_UDP, 53, 0);
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.9", &p.dst.addr[0]), 1);
+	assert_true(xrl_rule_matches(&dst4, &p));
+	p.dst.not4 = 1;
+	assert_false(xrl_rule_matches(&dst4, &p));
+
+	/* 2001:db8:0:1:2345:6789:a000::/100: the fourth word's first 4 bits count */
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:1:2345:6789:a000::", dst6.dst), 1);
+	p = (struct xrl_pkt){ .family = 6, .proto = IPPROTO_UDP, .has_l4 = 1, .dport = 53 };
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:1:2345:6789:afff:ffff", p.dst.addr), 1);
+	assert_true(xrl_rule_matches(&dst6, &p));
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:1:2345:6789:b000:0", p.dst.addr), 1);
+	assert_false(xrl_rule_matches(&dst6, &p));
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:2:2345:6789:a000:0", p.dst.addr), 1);
+	assert_false(xrl_rule_matches(&dst6, &p));
+	/* /128 and /64: whole words */
+	dst6.dst_len = 128;
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:1:2345:6789:a000::", p.dst.addr), 1);
+	assert_true(xrl_rule_matches(&dst6, &p));
+	p.dst.addr[3] ^= htonl(1);
+	assert_false(xrl_rule_matches(&dst6, &p));
+	dst6.dst_len = 64;
+	assert_true(xrl_rule_matches(&dst6, &p));
+	p.dst.addr[1] ^= htonl(1);
+	assert_false(xrl_rule_matches(&dst6, &p));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_after),
+		cmocka_unit_test(test_rule_match_ports_dst),
 		cmocka_unit_test(test_to_units),
 		cmocka_unit_test(test_tokens_primitive),
 		cmocka_unit_test(test_mask_v4),

@@ -56,8 +56,20 @@ static json_t *rule_json(const struct xrl_rule_def *d, __u32 id)
 		      xrl_action_name(d->action));
 	if (d->flags & XRL_F_PROTO)
 		json_object_set_new(o, "proto", json_string(xrl_proto_name(d->proto)));
-	if (d->flags & XRL_F_DPORT)
+	if ((d->flags & XRL_F_DPORT) && xrl_rule_one_port(d)) {
 		json_object_set_new(o, "dport", json_integer(d->dport));
+	} else if (d->flags & XRL_F_DPORT) {
+		char set[XRL_PORTS_TEXT];
+
+		xrl_rule_format_ports(d, set, sizeof(set));
+		json_object_set_new(o, "dports", json_string(set));
+	}
+	if (d->dst_len) {
+		char dst[64];
+
+		xrl_prefix_format(d->family, d->dst, d->dst_len, dst, sizeof(dst));
+		json_object_set_new(o, "dst", json_string(dst));
+	}
 	if (d->flags & XRL_F_SYN)
 		json_object_set_new(o, "syn", json_true());
 	if (d->flags & XRL_F_GLOBAL)
@@ -423,7 +435,8 @@ static const struct xrl_cmd rule_cmds[] = {
 	  .example = "xrl rule add 203.0.113.0/24 --rate 100/s --burst 200\n"
 		     "xrl rule add 198.51.100.0/24 --proto udp --dport 53 --rate 6000/m --per 24\n"
 		     "xrl rule add 192.0.2.0/24 --syn --rate 20/s --block 10m --block-spoofable\n"
-		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global" },
+		     "xrl rule add 2001:db8::/32 --rate 500/s --algo sliding-window --global\n"
+		     "xrl rule add 10.0.0.0/8 --proto udp --dport 53,5353 --dst 192.0.2.1 --deny" },
 	{ .name = "del", .fn = rule_del, .args = "PREFIX|ID",
 	  .opts = &xrl_rule_opts, .opt_mode = XRL_RULE_MATCH,
 	  .summary = "Delete the rule of PREFIX with exactly these match fields, or the rule of ID "

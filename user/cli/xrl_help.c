@@ -33,6 +33,8 @@ static const struct {
 	{ "N", "a whole number" },
 	{ "LEN", "a prefix length: 0 to 32 for IPv4, 0 to 128 for IPv6" },
 	{ "PORT", "a port number, 0 to 65535" },
+	{ "PORTS", "a port 0 to 65535, or up to 8 ports and ranges joined by commas: 443, "
+		   "80,443,8000-8100" },
 	{ "IFACE", "a network interface name: eth0" },
 	{ "SOURCE", "a source address or block as top and block list show it: 198.51.100.7, "
 		    "2001:db8:1:2::/64" },

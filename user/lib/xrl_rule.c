@@ -6,6 +6,7 @@
  */
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xrl_rule.h"
@@ -62,6 +63,103 @@ static int opt_proto(const struct xrl_opt *o, const char *arg, void *obj, char *
 	return 0;
 }
 
+/* the most ports and ranges one --dport word may list before they are merged */
+#define DPORT_WORDS 256
+
+static int range_cmp(const void *pa, const void *pb)
+{
+	const struct xrl_port_range *a = pa, *b = pb;
+
+	return a->lo != b->lo ? (a->lo < b->lo ? -1 : 1) : (a->hi < b->hi ? -1 : a->hi > b->hi);
+}
+
+/*
+ * --dport PORTS: "443", or a set of ports and ranges "80,443,8000-8100",
+ * stored in its normal form (sorted, overlapping and adjacent ranges
+ * merged, duplicates gone: 443,80,81 is 80-81,443), so every spelling of
+ * one set is one rule and `rule save` writes it one way. The first port in
+ * dport (the one port of a one-port rule).
+ */
+static int opt_dport(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	struct xrl_rule_def *d = obj;
+	struct xrl_port_range in[DPORT_WORDS];
+	const char *p = arg;
+	int n = 0, m = 0, i;
+
+	(void)o;
+	for (;;) {
+		char *end;
+		unsigned long lo, hi;
+
+		if (*p < '0' || *p > '9')
+			goto bad;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			hi = strtoul(p, &end, 10);
+		}
+		if (lo > 65535 || hi > 65535)
+			return xrl_fail(err, errlen, "invalid --dport '%s': a port is 0 to 65535", arg);
+		if (lo > hi)
+			return xrl_fail(err, errlen, "invalid --dport '%s': the range %lu-%lu runs backwards; write it low-high (%lu-%lu)",
+					arg, lo, hi, hi, lo);
+		if (n == DPORT_WORDS)
+			return xrl_fail(err, errlen, "invalid --dport '%s': more than %d ports and ranges in one word",
+					arg, DPORT_WORDS);
+		in[n].lo = (__u16)lo;
+		in[n++].hi = (__u16)hi;
+		if (!*end)
+			break;
+		if (*end != ',')
+			goto bad;
+		p = end + 1;
+	}
+	qsort(in, (size_t)n, sizeof(in[0]), range_cmp);
+	for (i = 1; i < n; i++) {
+		if (in[i].lo <= (unsigned)in[m].hi + 1) {
+			if (in[i].hi > in[m].hi)
+				in[m].hi = in[i].hi;
+		} else {
+			in[++m] = in[i];
+		}
+	}
+	n = m + 1;
+	if (n > XRL_MAX_PORT_RANGES)
+		return xrl_fail(err, errlen, "--dport '%s' is %d ports and ranges (after merging); a rule takes at most %d: join neighbours into a range (8000-8100), or split the set over two rules with the same prefix",
+				arg, n, XRL_MAX_PORT_RANGES);
+	memset(d->ports, 0, sizeof(d->ports));
+	memcpy(d->ports, in, (size_t)n * sizeof(in[0]));
+	d->nports = (__u8)n;
+	d->dport = in[0].lo;
+	return 0;
+bad:
+	return xrl_fail(err, errlen, "invalid --dport '%s': expected a port (443), or ports and ranges joined by commas (80,443,8000-8100)",
+			arg);
+}
+
+/* --dst PREFIX: an address or ADDR/LEN of the rule's family, longer than /0 */
+static int opt_dst(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
+{
+	struct xrl_rule_def *d = obj;
+	__u8 fam, addr[16], len;
+
+	(void)o;
+	if (xrl_parse_prefix(arg, &fam, addr, &len, err, errlen))
+		return -1;
+	if (fam != d->family)
+		return xrl_fail(err, errlen, "--dst %s is IPv%d and the rule's prefix is IPv%d: a packet's source and destination are of one family; give an IPv%d --dst (or an IPv%d prefix)",
+				arg, fam, d->family, d->family, fam);
+	if (!len)
+		return xrl_fail(err, errlen, "--dst %s holds every destination: leave --dst out", arg);
+	memcpy(d->dst, addr, 16);
+	d->dst_len = len;
+	return 0;
+}
+
 /* a word that changes no field: rule_check reads that it was given */
 static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *err, size_t errlen)
 {
@@ -80,7 +178,7 @@ static int opt_given(const struct xrl_opt *o, const char *arg, void *obj, char *
 /* rows of xrl_rule_opts, for rule_check */
 enum {
 	RO_RATE, RO_BURST, RO_BYTES, RO_BYTES_BURST, RO_NEW_SOURCES, RO_NEW_BURST, RO_TOTAL,
-	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_SYN, RO_GLOBAL, RO_ALGO,
+	RO_TOTAL_BURST, RO_PER, RO_PROTO, RO_DPORT, RO_DST, RO_SYN, RO_GLOBAL, RO_ALGO,
 	RO_ALLOW, RO_DENY, RO_SHADOW, RO_BLOCK, RO_BLOCK_SPOOFABLE, RO_SYN_PROXY,
 	RO_N,
 };
@@ -140,11 +238,45 @@ static int fmt_proto(const struct xrl_opt *o, const void *obj, char *buf, size_t
 	return snprintf(buf, len, " --%s %s", o->name, xrl_proto_name(d->proto));
 }
 
+void xrl_rule_format_ports(const struct xrl_rule_def *d, char *buf, size_t len)
+{
+	size_t k = 0;
+	int i;
+
+	buf[0] = 0;
+	if (xrl_rule_one_port(d)) {
+		snprintf(buf, len, "%u", d->dport);
+		return;
+	}
+	for (i = 0; i < d->nports && i < XRL_MAX_PORT_RANGES && k < len; i++) {
+		const struct xrl_port_range *r = &d->ports[i];
+
+		k += (size_t)snprintf(buf + k, len - k, r->lo == r->hi ? "%s%u" : "%s%u-%u",
+				      i ? "," : "", r->lo, r->hi);
+	}
+}
+
+/* one port as it always was ("--dport 443"), a set in its normal form */
 static int fmt_dport(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
 {
 	const struct xrl_rule_def *d = obj;
+	char set[XRL_PORTS_TEXT];
 
-	return d->flags & XRL_F_DPORT ? snprintf(buf, len, " --%s %u", o->name, d->dport) : 0;
+	if (!(d->flags & XRL_F_DPORT))
+		return 0;
+	xrl_rule_format_ports(d, set, sizeof(set));
+	return snprintf(buf, len, " --%s %s", o->name, set);
+}
+
+static int fmt_dst(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
+{
+	const struct xrl_rule_def *d = obj;
+	char pfx[64];
+
+	if (!d->dst_len)
+		return 0;
+	xrl_prefix_format(d->family, d->dst, d->dst_len, pfx, sizeof(pfx));
+	return snprintf(buf, len, " --%s %s", o->name, pfx);
 }
 
 static int fmt_algo(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
@@ -243,10 +375,18 @@ static const struct xrl_opt rule_opts[RO_N] = {
 		       ADD | MATCH, .val = XRL_F_PROTO, .help = "match the protocol",
 		       .format = fmt_proto, .save_rank = 0, RULE(proto), RULE2(flags),
 		       .example = "--proto udp --rate 10/s" },
-	[RO_DPORT] = { "dport", 0, "PORT", xrl_opt_uint, DEF(dport), .modes = ADD | MATCH,
-		       .max = 65535, .what = "port", .help = "match the destination port",
+	/* one port is copied to the rule's dport; a set is compiled (xrl_rule_compile) */
+	[RO_DPORT] = { "dport", 0, "PORTS", opt_dport, DEF(dport), .modes = ADD | MATCH,
+		       .what = "port",
+		       .help = "match the destination port: 443, or up to 8 ports and ranges 80,443,8000-8100",
 		       .format = fmt_dport, .save_rank = 1, RULE(dport),
-		       .example = "--proto tcp --dport 443 --rate 10/s" },
+		       .example = "--proto tcp --dport 8000-8100,443,80,444 --rate 10/s" },
+	/* compiled by xrl_rule_compile */
+	[RO_DST] = { "dst", 0, "PREFIX", opt_dst, DEF(dst_len), .modes = ADD | MATCH,
+		     .what = "destination prefix",
+		     .help = "match the destination address: ADDR or ADDR/LEN, of the rule's family",
+		     .format = fmt_dst, .save_rank = 20,
+		     .example = "--dst 192.0.2.10 --proto tcp --dport 80,443 --rate 10/s" },
 	[RO_SYN] = { "syn", 0, NULL, xrl_opt_flag, DEF(flags), .modes = ADD | MATCH,
 		     .val = XRL_F_SYN, .help = "match TCP SYN without ACK",
 		     .format = xrl_opt_format_flag, .save_rank = 2, RULE(flags),
@@ -385,7 +525,7 @@ static int rule_check(struct xrl_rule_def *d, enum xrl_rule_mode mode, xrl_opt_s
 	}
 	if (GIVEN(RO_SYN_PROXY)) {
 		if (!(d->flags & XRL_F_DPORT) || d->proto != IPPROTO_TCP)
-			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of one TCP service: give it --proto tcp --dport PORT");
+			return xrl_fail(err, errlen, "--syn-proxy answers the SYNs of TCP services: give it --proto tcp --dport PORTS");
 		if (d->flags & XRL_F_SYN)
 			return xrl_fail(err, errlen, "--syn-proxy judges the whole handshake (SYN and ACK): drop --syn");
 		if (d->policy & XRL_P_SHADOW)
@@ -543,6 +683,24 @@ bool xrl_rule_source_proven(const struct xrl_rule_def *d)
 	return (d->policy & XRL_P_SYNPROXY) != 0;
 }
 
+bool xrl_rule_one_port(const struct xrl_rule_def *d)
+{
+	return d->nports == 0 || (d->nports == 1 && d->ports[0].lo == d->ports[0].hi);
+}
+
+/* The rule's --dport set in its normal form (one port: a range of one); 0 without --dport. */
+static int port_set(const struct xrl_rule_def *d, struct xrl_port_range *out)
+{
+	if (!(d->flags & XRL_F_DPORT))
+		return 0;
+	if (d->nports == 0 || d->nports > XRL_MAX_PORT_RANGES) {
+		out[0].lo = out[0].hi = d->dport;
+		return 1;
+	}
+	memcpy(out, d->ports, d->nports * sizeof(out[0]));
+	return d->nports;
+}
+
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b)
 {
 	return !xrl_rule_match_cmp(a, b);
@@ -560,6 +718,17 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	r->id = id;
 	r->version = d->version;
 	xrl_opts_copy(&xrl_rule_opts, d, r);   /* the rows' RULE fields */
+	if ((d->flags & XRL_F_DPORT) && !xrl_rule_one_port(d)) {
+		/* a set: XRL_F_DPORT stays the one-port test, the ranges are XRL_F_MORE's */
+		r->nports = (__u8)port_set(d, r->ports);
+		r->flags = (__u8)((r->flags & ~XRL_F_DPORT) | XRL_F_MORE);
+		r->dport = 0;
+	}
+	if (d->dst_len) {
+		r->flags |= XRL_F_MORE;
+		r->dst_len = d->dst_len;
+		memcpy(r->dst, d->dst, 16);
+	}
 	if (d->action != XRL_ACT_LIMIT)
 		return 0;
 	if (d->algo != XRL_ALGO_TOKEN_BUCKET) {
@@ -624,8 +793,8 @@ int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *
 	__u8 ma = a->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
 	__u8 mb = b->flags & (XRL_F_PROTO | XRL_F_DPORT | XRL_F_SYN);
 	__u8 pa = ma & XRL_F_PROTO ? a->proto : 0, pb = mb & XRL_F_PROTO ? b->proto : 0;
-	__u16 da = ma & XRL_F_DPORT ? a->dport : 0, db = mb & XRL_F_DPORT ? b->dport : 0;
-	int c = xrl_rule_prefix_cmp(a, b);
+	struct xrl_port_range sa[XRL_MAX_PORT_RANGES], sb[XRL_MAX_PORT_RANGES];
+	int na, nb, i, c = xrl_rule_prefix_cmp(a, b);
 
 	if (c)
 		return c;
@@ -633,6 +802,16 @@ int xrl_rule_match_cmp(const struct xrl_rule_def *a, const struct xrl_rule_def *
 		return ma < mb ? -1 : 1;
 	if (pa != pb)
 		return pa < pb ? -1 : 1;
-	return da < db ? -1 : da > db;
+	/* port sets in normal form: equal sets, however written, compare equal */
+	na = port_set(a, sa);
+	nb = port_set(b, sb);
+	for (i = 0; i < na && i < nb; i++)
+		if ((c = range_cmp(&sa[i], &sb[i])))
+			return c;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	if (a->dst_len != b->dst_len)
+		return a->dst_len < b->dst_len ? -1 : 1;
+	return a->dst_len ? memcmp(a->dst, b->dst, 16) : 0;
 }
 

@@ -25,7 +25,7 @@ const char *xrl_algo_name(__u8 algo);
 
 enum xrl_rule_mode {
 	XRL_RULE_ADD,    /* PREFIX --rate ... | --allow | --deny */
-	XRL_RULE_MATCH,  /* PREFIX [--proto P] [--dport PORT] [--syn]: names a rule */
+	XRL_RULE_MATCH,  /* PREFIX [--proto P] [--dport PORTS] [--dst PREFIX] [--syn]: names a rule */
 };
 
 /*
@@ -60,6 +60,11 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
 /* The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"). */
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
+/* --dport of one port (or none): the rule's dport alone; else a set of d->nports ranges. */
+bool xrl_rule_one_port(const struct xrl_rule_def *d);
+/* --dport's value as `rule save` writes it: "443", or a set "80-81,443,8000-8100". */
+#define XRL_PORTS_TEXT (XRL_MAX_PORT_RANGES * 12)
+void xrl_rule_format_ports(const struct xrl_rule_def *d, char *buf, size_t len);
 /* Same prefix and same match fields: the same rule for add/del. */
 bool xrl_rule_same_match(const struct xrl_rule_def *a, const struct xrl_rule_def *b);
 /*

@@ -10,11 +10,15 @@
 
 #include "xrl_rule.h"
 
-/* Most specific match first: port, then SYN, then protocol, then any. */
+/*
+ * Most specific match first: destination prefix, then port (one port
+ * before a set), then SYN, then protocol, then any.
+ */
 static int match_rank(const struct xrl_rule_def *d)
 {
-	return (d->flags & XRL_F_DPORT ? 4 : 0) + (d->flags & XRL_F_SYN ? 2 : 0) +
-	       (d->flags & XRL_F_PROTO ? 1 : 0);
+	return (d->dst_len ? 16 : 0) + (d->flags & XRL_F_DPORT ? 8 : 0) +
+	       (d->flags & XRL_F_DPORT && xrl_rule_one_port(d) ? 4 : 0) +
+	       (d->flags & XRL_F_SYN ? 2 : 0) + (d->flags & XRL_F_PROTO ? 1 : 0);
 }
 
 /* Does prefix (fa, aa, pa) contain (fb, ab, pb)? */
