@@ -5,7 +5,8 @@
  * its maps (xrl_maps.bpf.h). Nothing is looked up until the library has
  * written a first escalation (xrl_esc_on); then one hash lookup, and a clock
  * read only for an address found. The coarse clock is up to two ticks behind
- * CLOCK_MONOTONIC: an escalation ends two ticks late at most (the test build
+ * CLOCK_MONOTONIC, plus the kernel's lateness in advancing jiffies: an
+ * escalation ends that late at most (the test build
  * reads its exact test clock).
  */
 #ifndef XRL_ESCALATE_BPF_H

@@ -151,4 +151,18 @@ check "rule del without --dst does not name the --dst rule: $out" "$? != 0"
 xrl_or_fail rule del "$D4/32" --dst "$ROOT4B/32"
 expect udp4 "$D4" "$ROOT4B" 5002 "$N" "--dst rule deleted"
 
+
+# The longest match text a rule can have (an IPv6 prefix, eight ranges of
+# five-digit ports, an IPv6 --dst: 207 characters) is shown whole.
+LONG="2001:db8:aaaa:bbbb:cccc:dddd:eeee:ff00/120 --proto udp --dport 10001-10002,10004-10005,10007-10008,10010-10011,10013-10014,10016-10017,10019-10020,10022-10023"
+LONGDST="--dst 2001:db8:aaaa:bbbb:cccc:dddd:eeee:ff00/120"
+# shellcheck disable=SC2086  # the rule's words
+xrl_or_fail rule add $LONG --rate 5/s $LONGDST
+text=$(xrl rule list)
+stats=$(xrl stats)
+check "rule list and stats show the longest match text whole" \
+	"$(grep -cF -- "$LONG $LONGDST" <<<"$text") == 1 && $(grep -cF -- "$LONG $LONGDST" <<<"$stats") >= 1"
+# shellcheck disable=SC2086
+xrl_or_fail rule del $LONG $LONGDST
+
 xrlt_finish

@@ -117,7 +117,7 @@ static int block_list(struct xrl_ctx *ctx, int argc, char **argv)
 		printf("%-40s %-40s %10s %10s\n", "SOURCE", "RULE", "LEFT", "BLOCKED");
 	for (i = 0; i < n; i++) {
 		const struct xrl_rule_def *d = rule_of(keys[i].rule_id, nd);
-		char src[64], rule[192] = "(deleted rule)";
+		char src[64], rule[XRL_MATCH_TEXT] = "(deleted rule)";
 		double left = (double)(vals[i].until_ns - now) / 1e9;
 		double ago = (double)(now - vals[i].since_ns) / 1e9;
 
@@ -215,7 +215,7 @@ static int block_del(struct xrl_ctx *ctx, int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		const struct xrl_rule_def *d = rule_of(keys[i].rule_id, nd);
 		struct xrl_block b = vals[i];
-		char src[64], rule[192] = "(deleted rule)";
+		char src[64], rule[XRL_MATCH_TEXT] = "(deleted rule)";
 
 		if (!names_block(&keys[i], d, family, addr, plen))
 			continue;

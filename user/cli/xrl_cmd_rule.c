@@ -176,7 +176,7 @@ static bool is_rule_id(const char *s)
 static int no_such_rule(struct xrl_ctx *ctx, const struct xrl_rule_def *def, const char *text,
 			int n)
 {
-	char others[768] = "", t[192];
+	char others[768] = "", t[XRL_MATCH_TEXT];
 	size_t k = 0;
 	int i, found = 0;
 	__u32 first = 0;
@@ -304,7 +304,7 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 			pol |= cur[i].policy != 0;
 			ns |= !!(cur[i].flags & XRL_F_NEWSRC);
 			al |= cur[i].action == XRL_ACT_LIMIT && cur[i].algo != XRL_ALGO_TOKEN_BUCKET;
-			char match[192];
+			char match[XRL_MATCH_TEXT];
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));
 			if ((int)strlen(match) > w)
@@ -314,7 +314,7 @@ static int rule_list(struct xrl_ctx *ctx, int argc, char **argv)
 		       "BURST", "PER", "SCOPE");
 		list_tail((const char *const[]){ "BYTES", "NEW", "ALGO", "POLICY" }, ns, al, pol);
 		for (i = 0; i < n; i++) {
-			char match[192], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
+			char match[XRL_MATCH_TEXT], rate[32], burst[32] = "-", per[8] = "-", bytes[64] = "-";
 			char news[64] = "-", polt[96] = "-";
 
 			xrl_rule_format_match(&cur[i], match, sizeof(match));

@@ -170,7 +170,7 @@ int xrl_cmd_stats(struct xrl_ctx *ctx, int argc, char **argv)
 	rules = json_array();
 	for (i = 0; i < n; i++) {
 		struct xrl_rule_stats s = rs[i];
-		char pfx[64], match[192];
+		char pfx[64], match[XRL_MATCH_TEXT];
 		json_t *r;
 
 		xrl_prefix_format(defs[i].family, defs[i].addr, defs[i].plen, pfx, sizeof(pfx));

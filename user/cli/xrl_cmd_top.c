@@ -68,7 +68,7 @@ static void top_newsrc_lines(const struct xrl_maps *m, const struct xrl_rule_def
 	if (xrl_read_rule_stats_many(m, ids, nd, rs))
 		return;   /* the table above is still true: the hint alone is left out */
 	for (j = 0; j < nd; j++) {
-		char rule[192], nr[32];
+		char rule[XRL_MATCH_TEXT], nr[32];
 
 		if (!(defs[j].flags & XRL_F_NEWSRC) || !rs[j].new_refused)
 			continue;
@@ -132,7 +132,7 @@ static void top_alerts_print(const struct xrl_rule_def *defs, int nd, const stru
 	int j;
 
 	for (j = 0; j < nd; j++) {
-		char rule[192], line[1024];
+		char rule[XRL_MATCH_TEXT], line[1024];
 		json_t *o;
 
 		if (A->synflood[j]) {
@@ -183,7 +183,7 @@ static int top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct x
 		   const struct xrl_rule_def *d, long long dropped, double age, int blocked,
 		   __u64 left, json_t *arr)
 {
-	char src[64], rule[192] = "(deleted rule)";
+	char src[64], rule[XRL_MATCH_TEXT] = "(deleted rule)";
 	__u64 passed = xrl_source_passed(m, key);   /* only for the rows shown */
 	int shadow = d && (d->policy & XRL_P_SHADOW);
 	int busy = top_busy(m, key, d);

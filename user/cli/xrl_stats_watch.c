@@ -209,7 +209,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	 * byte rates go first, then the totals (the one-shot stats has them all)
 	 */
 	for (i = 0; i < st->n; i++) {
-		char match[192];
+		char match[XRL_MATCH_TEXT];
 
 		xrl_rule_format_match(&st->rows[i].def, match, sizeof(match));
 		if ((int)strlen(match) > rule_w)
@@ -227,7 +227,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
 		const struct rule_row *r = &st->rows[i];
 		char dr[32] = "-", pr[32] = "-", dbr[32] = "-", pbr[32] = "-", nw[32] = "-", dt[32], pt[32];
-		char match[192];
+		char match[XRL_MATCH_TEXT];
 
 		if (st->rates) {
 			xrl_fmt_count(r->drop, dr, sizeof(dr));
@@ -254,7 +254,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	/* below the table, so its rows stay one a rule: new sources refused by --new-sources */
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
 		const struct rule_row *r = &st->rows[i];
-		char nr[32], match[192], bu[32];
+		char nr[32], match[XRL_MATCH_TEXT], bu[32];
 
 		if (!(r->def.flags & XRL_F_NEWSRC))
 			continue;
@@ -272,7 +272,7 @@ static void stats_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	/* --shadow: what enforcing it would drop; --block: its penalty box */
 	for (i = 0; i < st->n && xrl_frame_room(f) > 0; i++) {
 		const struct rule_row *r = &st->rows[i];
-		char match[192], sd[80], bl[80], dur[32], now[32];
+		char match[XRL_MATCH_TEXT], sd[80], bl[80], dur[32], now[32];
 
 		if (r->def.action != XRL_ACT_LIMIT || !r->def.policy)
 			continue;

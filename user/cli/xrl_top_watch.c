@@ -119,7 +119,7 @@ static void top_newsrc_draw(const struct top_newsrc *ns, struct xrl_frame *f)
 	int i;
 
 	for (i = 0; i < ns->n && xrl_frame_room(f) > 0; i++) {
-		char rule[192], line[1024];
+		char rule[XRL_MATCH_TEXT], line[1024];
 
 		if (ns->synflood[i]) {
 			xrl_rule_format_match(&ns->defs[i], rule, sizeof(rule));

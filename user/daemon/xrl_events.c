@@ -151,7 +151,7 @@ static json_t *source_fields(const struct xrl_events *e, const struct xrl_bucket
 {
 	const struct xrl_rule_def *d = k->rule_id < XRL_MAX_RULES && e->defs[k->rule_id].in_use ?
 				       &e->defs[k->rule_id] : NULL;
-	char src[64], rule[192] = "(deleted rule)";
+	char src[64], rule[XRL_MATCH_TEXT] = "(deleted rule)";
 
 	xrl_source_format(k, d, src, sizeof(src));
 	if (d)
@@ -485,7 +485,7 @@ static void roll_windows(struct xrl_events *e, __u64 now)
 	for (i = 0; i < e->nids; i++) {
 		__u32 id = e->ids[i];
 		struct ev_rule *r = &e->rules[id];
-		char rule[192];
+		char rule[XRL_MATCH_TEXT];
 
 		if (now - r->window_ns < XRL_EV_WINDOW_NS)
 			continue;

@@ -35,7 +35,7 @@ struct xrl_fleet_rule_state {
 	bool global;
 	__u32 version;
 	char name[17];          /* the rule's name in Redis: hash of its canonical text */
-	char match[192];        /* prefix and match, for logs and metrics */
+	char match[XRL_MATCH_TEXT];        /* prefix and match, for logs and metrics */
 	__u8 per_len;           /* sources are aggregated to /per_len */
 	double interval_ns;     /* ns per token */
 	double span_ns;         /* burst x interval */

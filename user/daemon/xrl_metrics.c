@@ -183,7 +183,7 @@ static void top_family(FILE *f, const struct scrape *s, const char *instance, in
 	for (i = 0; i < s->ntop && shown < top_k; i++) {
 		const struct xrl_top_entry *t = &s->top[i];
 		const struct xrl_rule_def *d;
-		char src[64], match[192];
+		char src[64], match[XRL_MATCH_TEXT];
 
 		if (now > t->last_ns && now - t->last_ns > XRL_TOP_RECENT_NS)
 			continue;
@@ -328,7 +328,7 @@ static void rule_families(FILE *f, const struct scrape *s, const char *in)
 		xrl_metrics_family(f, r->name, r->type, r->help);
 		for (i = 0; i < s->n; i++) {
 			const struct xrl_rule_def *d = &s->defs[i];
-			char match[192];
+			char match[XRL_MATCH_TEXT];
 
 			if (r->has && !r->has(d))
 				continue;

@@ -694,7 +694,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 		if (!xrl_rule_match_cmp(in_ord[k - 1].d, in_ord[k].d) && (dup < 0 || in_ord[k].i < dup))
 			dup = in_ord[k].i;
 	if (dup >= 0) {
-		char t[192];
+		char t[XRL_MATCH_TEXT];
 
 		xrl_rule_format_match(&in[dup], t, sizeof(t));
 		return xrl_fail(err, errlen, "rule %s given twice", t), -EINVAL;

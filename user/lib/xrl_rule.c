@@ -758,7 +758,8 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 		r->total_batch = xrl_total_batch(d->total_burst, xrl_cpus());
 	}
 	/*
-	 * The jiffy clock lags real time by up to two ticks and moves a tick at a
+	 * The jiffy clock lags real time by up to two ticks (plus the kernel's
+	 * lateness in advancing jiffies, a fraction of a tick) and moves a tick at a
 	 * time; a bucket that holds three ticks of refill never overflows from
 	 * that, so the jiffy clock changes no long-run count.
 	 */

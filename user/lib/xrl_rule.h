@@ -58,7 +58,12 @@ int xrl_rule_parse_line(const char *line, struct xrl_rule_def *def, char *err, s
 int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count, char *err,
 			size_t errlen);
 void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
-/* The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"). */
+/*
+ * The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"),
+ * in a buffer of XRL_MATCH_TEXT: the longest (an IPv6 prefix, a set of
+ * eight ranges of five-digit ports, an IPv6 --dst) takes about 210 bytes.
+ */
+#define XRL_MATCH_TEXT 256
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
 /* --dport of one port (or none): the rule's dport alone; else a set of d->nports ranges. */
 bool xrl_rule_one_port(const struct xrl_rule_def *d);

@@ -263,7 +263,7 @@ int xrl_rules_read_file(const char *file, struct xrl_rule_def *defs, int *count,
 			if (!xrl_rule_match_cmp(fr[i - 1].d, fr[i].d) && (!dup || fr[i].line < fr[dup].line))
 				dup = i;
 		if (dup) {
-			char t[192];
+			char t[XRL_MATCH_TEXT];
 
 			xrl_rule_format_match(fr[dup].d, t, sizeof(t));
 			rc = -EINVAL;
