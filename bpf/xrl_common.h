@@ -429,9 +429,10 @@ struct xrl_config {
 	/*
 	 * Jiffy clock: jiffies x tick_ns + jiffy_off estimates CLOCK_MONOTONIC,
 	 * never ahead of it and two ticks behind at most, plus the kernel's
-	 * lateness in advancing jiffies (a fraction of a tick: XRL_JIFFY_LAG_TICKS). The data path keeps
-	 * jiffy_off at the lowest (exact time - jiffies x tick) it has seen,
-	 * minus one tick; tick_ns is set by the controller.
+	 * lateness in advancing jiffies (a fraction of a tick:
+	 * XRL_JIFFY_LAG_TICKS). The data path keeps jiffy_off at the lowest
+	 * (exact time - jiffies x tick) it has seen, minus one tick; tick_ns is
+	 * set by the controller.
 	 */
 	__u64 tick_ns;
 	__u64 jiffy_off;
@@ -640,7 +641,7 @@ enum xrl_event_type {
 struct xrl_event {
 	__u32 type;        /* enum xrl_event_type */
 	__u32 _pad;
-	__u64 time_ns;     /* CLOCK_MONOTONIC (or the jiffy clock: about two ticks behind at most) */
+	__u64 time_ns;     /* CLOCK_MONOTONIC (or the jiffy clock: up to XRL_JIFFY_LAG_TICKS behind) */
 	struct xrl_bucket_key key;
 	__u32 _pad2;
 	/* --shadow, --block */

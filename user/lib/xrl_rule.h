@@ -61,7 +61,7 @@ void xrl_rule_format(const struct xrl_rule_def *def, char *buf, size_t len);
 /*
  * The prefix and match part only ("10.0.0.0/8 --proto tcp --dport 80 --syn"),
  * in a buffer of XRL_MATCH_TEXT: the longest (an IPv6 prefix, a set of
- * eight ranges of five-digit ports, an IPv6 --dst) takes about 210 bytes.
+ * eight ranges of five-digit ports, an IPv6 --dst) is 207 characters.
  */
 #define XRL_MATCH_TEXT 256
 void xrl_rule_format_match(const struct xrl_rule_def *def, char *buf, size_t len);
