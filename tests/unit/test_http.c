@@ -361,20 +361,22 @@ static struct xrl_http_state *state_of(const char *text)
 
 	if (xrl_http_rules_parse(text, &rs, err, sizeof(err)))
 		fail_msg("%s", err);
-	return xrl_http_state_new(&rs, 1024);
+	return xrl_http_state_new(&rs, 1024, NULL);
 }
 
 static int ask(struct xrl_http_state *s, const char *ip, const char *user, const char *uri,
 	       __u64 now, struct xrl_http_figures *f)
 {
-	struct xrl_http_figures per[XRL_HTTP_MAX_RULES];
+	static struct xrl_http_decision d;
 	struct xrl_http_addr a = A(ip);
 	struct hdrs h = { user };
 	struct xrl_http_request req = { .method = "GET", .uri = uri, .client = ip,
 					.client_addr = &a, .header = hdr, .header_arg = &h };
-	int n;
 
-	return xrl_http_decide(s, &req, now, 0, NULL, f, per, &n);
+	/* --global rules judged here: no rule is left to ask Redis */
+	xrl_http_decide_start(s, &req, now, 0, 0, &d);
+	assert_int_equal(xrl_http_decide_next(&d), -1);
+	return xrl_http_decide_finish(s, &d, f);
 }
 
 static void test_decide_token_bucket(void **state)
@@ -502,6 +504,55 @@ static void test_decide_bounded(void **state)
 	xrl_http_state_free(s);
 }
 
+/*
+ * A reload's new rule set shares an unchanged rule's table with the old one:
+ * a decision that started on the old set, waited for Redis across the reload
+ * and finishes on it takes from the table the new set's requests read.
+ */
+static void test_decide_reload(void **state)
+{
+	static struct xrl_http_rules rs;
+	static struct xrl_http_decision d[3];
+	const char *text = "l --key ip --rate 3/m --burst 3\ng --key ip --rate 100/s --global\n";
+	struct xrl_http_addr a = A("192.0.2.1");
+	struct xrl_http_request req = { .method = "GET", .uri = "/", .client = "192.0.2.1",
+					.client_addr = &a, .header = hdr, .header_arg = &(struct hdrs){ 0 } };
+	struct xrl_http_global g = { .policy = XRL_HTTP_FAIL_CLOSED };
+	struct xrl_http_state *old = state_of(text), *s;
+	struct xrl_http_figures f;
+	char err[256] = "";
+	int i, k, asked[3];
+
+	(void)state;
+	/* three decisions wait for Redis on the old set (stage 1 read the local rule: passes) */
+	for (k = 0; k < 3; k++) {
+		xrl_http_decide_start(old, &req, T0, 0, 1, &d[k]);
+		i = asked[k] = xrl_http_decide_next(&d[k]);
+		assert_true(i >= 0);
+		assert_int_equal(d[k].idx[i], 1);
+	}
+	/* the reload: the same rules and one more; the new set replaces the old */
+	if (xrl_http_rules_parse("l --key ip --rate 3/m --burst 3\ng --key ip --rate 100/s --global\n"
+				 "n --key ip --rate 1/s --path /n\n", &rs, err, sizeof(err)))
+		fail_msg("%s", err);
+	s = xrl_http_state_new(&rs, 1024, old);
+	assert_non_null(s);
+	assert_ptr_equal(s->tab[0], old->tab[0]);
+	assert_ptr_equal(s->tab[1], old->tab[1]);
+	assert_ptr_equal(s->lock, old->lock);
+	/* Redis answers: each takes its local token, in the table the new set reads */
+	for (k = 0; k < 3; k++) {
+		xrl_http_decide_answer(old, &d[k], asked[k], 1, &g);
+		assert_true(xrl_http_decide_finish(old, &d[k], &f));
+	}
+	xrl_http_state_free(old);   /* the last decision on it is done */
+	/* the local rule's 3 are spent: the new set refuses the 4th (judged here) */
+	assert_false(ask(s, "192.0.2.1", NULL, "/", T0 + 1, &f));
+	assert_int_equal(f.rule, 0);
+	assert_true(ask(s, "192.0.2.2", NULL, "/", T0 + 1, &f));
+	xrl_http_state_free(s);
+}
+
 /* every string under key "expr" in j */
 static void exprs_of(json_t *j, json_t *out)
 {
@@ -625,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_decide_windows),
 		cmocka_unit_test(test_decide_leaky),
 		cmocka_unit_test(test_decide_bounded),
+		cmocka_unit_test(test_decide_reload),
 		cmocka_unit_test(test_dashboard_http),
 		cmocka_unit_test(test_escalate),
 	};
