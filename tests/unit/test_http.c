@@ -4,7 +4,9 @@
  * parser (words, line and column of errors), trusted proxies and
  * X-Forwarded-For's rightmost-untrusted client, the RateLimit fields, and
  * the decision on an exact clock (multi-rule, missing keys, the leaky
- * bucket's slots).
+ * bucket's slots, a decision finishing across a reload), and the --global
+ * path's deadlines against a Redis that does not answer. argv[1]: a filter
+ * of the tests to run.
  */
 #include <stdarg.h>
 #include <stddef.h>
