@@ -37,7 +37,7 @@ section "10 requests waiting for a paused Redis across a reload"
 # within the requests' deadline (--redis-timeout 1000)
 redis-cli -p "$RPORT" client pause 800 all >/dev/null
 urls=()
-for i in $(seq 10); do urls+=(-o /dev/null "$url/check"); done
+for _ in $(seq 10); do urls+=(-o /dev/null "$url/check"); done
 timeout 10 curl -s --no-progress-meter -m 8 --parallel --parallel-immediate --parallel-max 10 \
 	--interface 127.0.0.2 -w "%{http_code} %{time_total}\n" -H "X-Original-URI: /g" "${urls[@]}" \
 	>"$XRLT_TMP/waiting" &
