@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # xrl http reloaded (SIGHUP, the same rules file) while 10 requests of one
-# address wait for a paused Redis (CLIENT PAUSE, 0.8 s: it ends by itself, as
+# address wait for a paused Redis (CLIENT PAUSE, 0.6 s: it ends by itself, as
 # Redis 7.0 holds a CLIENT UNPAUSE sent on a new connection) on a --global
 # rule that shares its path with a local rule of 10: the local rule's table
 # carries over to the new rule set, the waiting decisions finish on the old
@@ -35,7 +35,7 @@ check "--global /check passes with Redis up (got $c)" "$c == 200"
 
 section "10 requests waiting for a paused Redis across a reload"
 # within the requests' deadline (--redis-timeout 1000)
-redis-cli -p "$RPORT" client pause 800 all >/dev/null
+redis-cli -p "$RPORT" client pause 600 all >/dev/null
 urls=()
 for _ in $(seq 10); do urls+=(-o /dev/null "$url/check"); done
 timeout 10 curl -s --no-progress-meter -m 8 --parallel --parallel-immediate --parallel-max 10 \
