@@ -4,7 +4,9 @@
  * parser (words, line and column of errors), trusted proxies and
  * X-Forwarded-For's rightmost-untrusted client, the RateLimit fields, and
  * the decision on an exact clock (multi-rule, missing keys, the leaky
- * bucket's slots).
+ * bucket's slots, a decision finishing across a reload), and the --global
+ * path's deadlines against a Redis that does not answer. argv[1]: a filter
+ * of the tests to run.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,12 +23,18 @@
 #include "xrl_http_headers.h"
 #include "xrl_http_metrics.h"
 #include "xrl_http_packet.h"
+#include "xrl_http_redis.h"
 #include "xrl_fleet_keys.h"
 #include "xrl_cluster.h"
 #include "xrl_rule.h"
+#include <arpa/inet.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <regex.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NS 1000000000ull
 #define T0 (1000ull * NS)
@@ -361,20 +369,22 @@ static struct xrl_http_state *state_of(const char *text)
 
 	if (xrl_http_rules_parse(text, &rs, err, sizeof(err)))
 		fail_msg("%s", err);
-	return xrl_http_state_new(&rs, 1024);
+	return xrl_http_state_new(&rs, 1024, NULL);
 }
 
 static int ask(struct xrl_http_state *s, const char *ip, const char *user, const char *uri,
 	       __u64 now, struct xrl_http_figures *f)
 {
-	struct xrl_http_figures per[XRL_HTTP_MAX_RULES];
+	static struct xrl_http_decision d;
 	struct xrl_http_addr a = A(ip);
 	struct hdrs h = { user };
 	struct xrl_http_request req = { .method = "GET", .uri = uri, .client = ip,
 					.client_addr = &a, .header = hdr, .header_arg = &h };
-	int n;
 
-	return xrl_http_decide(s, &req, now, 0, NULL, f, per, &n);
+	/* --global rules judged here: no rule is left to ask Redis */
+	xrl_http_decide_start(s, &req, now, 0, 0, &d);
+	assert_int_equal(xrl_http_decide_next(&d), -1);
+	return xrl_http_decide_finish(s, &d, f);
 }
 
 static void test_decide_token_bucket(void **state)
@@ -502,6 +512,183 @@ static void test_decide_bounded(void **state)
 	xrl_http_state_free(s);
 }
 
+/*
+ * A reload's new rule set shares an unchanged rule's table with the old one:
+ * a decision that started on the old set, waited for Redis across the reload
+ * and finishes on it takes from the table the new set's requests read.
+ */
+static void test_decide_reload(void **state)
+{
+	static struct xrl_http_rules rs;
+	static struct xrl_http_decision d[3];
+	const char *text = "l --key ip --rate 3/m --burst 3\ng --key ip --rate 100/s --global\n";
+	struct xrl_http_addr a = A("192.0.2.1");
+	struct xrl_http_request req = { .method = "GET", .uri = "/", .client = "192.0.2.1",
+					.client_addr = &a, .header = hdr, .header_arg = &(struct hdrs){ 0 } };
+	struct xrl_http_global g = { .policy = XRL_HTTP_FAIL_CLOSED };
+	struct xrl_http_state *old = state_of(text), *s;
+	struct xrl_http_figures f;
+	char err[256] = "";
+	int i, k, asked[3];
+
+	(void)state;
+	/* three decisions wait for Redis on the old set (stage 1 read the local rule: passes) */
+	for (k = 0; k < 3; k++) {
+		xrl_http_decide_start(old, &req, T0, 0, 1, &d[k]);
+		i = asked[k] = xrl_http_decide_next(&d[k]);
+		assert_true(i >= 0);
+		assert_int_equal(d[k].idx[i], 1);
+	}
+	/* the reload: the same rules and one more; the new set replaces the old */
+	if (xrl_http_rules_parse("l --key ip --rate 3/m --burst 3\ng --key ip --rate 100/s --global\n"
+				 "n --key ip --rate 1/s --path /n\n", &rs, err, sizeof(err)))
+		fail_msg("%s", err);
+	s = xrl_http_state_new(&rs, 1024, old);
+	assert_non_null(s);
+	assert_ptr_equal(s->tab[0], old->tab[0]);
+	assert_ptr_equal(s->tab[1], old->tab[1]);
+	assert_ptr_equal(s->lock, old->lock);
+	/* Redis answers: each takes its local token, in the table the new set reads */
+	for (k = 0; k < 3; k++) {
+		xrl_http_decide_answer(old, &d[k], asked[k], 1, &g);
+		assert_true(xrl_http_decide_finish(old, &d[k], &f));
+	}
+	xrl_http_state_free(old);   /* the last decision on it is done */
+	/* the local rule's 3 are spent: the new set refuses the 4th (judged here) */
+	assert_false(ask(s, "192.0.2.1", NULL, "/", T0 + 1, &f));
+	assert_int_equal(f.rule, 0);
+	assert_true(ask(s, "192.0.2.2", NULL, "/", T0 + 1, &f));
+	xrl_http_state_free(s);
+}
+
+/* ------------------------------------------------------------ --global path */
+
+#define RACE_JOBS 64
+
+static int race_slow_unlock;
+
+#ifdef XRL_TEST_SLOW_UNLOCK
+#include <dlfcn.h>
+
+static __thread int race_timer;   /* this thread waits with a deadline: the calls' timer */
+
+/*
+ * The sanitizer build's (tests/e2e/test_http_redis_asan.sh): while
+ * test_redis_deadlines runs, the calls' timer thread (the one thread that
+ * waits on a condition with a deadline) sleeps 2 ms after releasing a mutex,
+ * as if preempted there, so what it touches after releasing the lock meets
+ * the dispatcher's changes (a job freed).
+ */
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
+{
+	static int (*real)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+
+	if (!real)
+		real = (int (*)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *))
+			dlsym(RTLD_NEXT, "pthread_cond_timedwait");
+	race_timer = 1;
+	return real(c, m, t);
+}
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	static int (*real)(pthread_mutex_t *);
+	struct timespec ts = { 0, 2000000 };
+	int rc;
+
+	if (!real)
+		real = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+	rc = real(m);
+	if (race_timer && __atomic_load_n(&race_slow_unlock, __ATOMIC_RELAXED))
+		nanosleep(&ts, NULL);
+	return rc;
+}
+#endif
+
+static int race_answers[RACE_JOBS], race_got[RACE_JOBS];
+
+static void race_done(void *arg, int got)
+{
+	int i = (int)(size_t)arg;
+
+	race_got[i] = got;
+	__atomic_add_fetch(&race_answers[i], 1, __ATOMIC_ACQ_REL);
+}
+
+static int race_all_answered(int n, int ms)
+{
+	struct timespec ts = { 0, 5000000 };
+	int i, left = ms / 5;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			if (!__atomic_load_n(&race_answers[i], __ATOMIC_ACQUIRE))
+				break;
+		if (i == n || left-- <= 0)
+			return i == n;
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * A Redis that does not answer (a real TCP listener that never reads, the
+ * connect's script load waits out the deadline): the timer answers -1 every
+ * call, queued or in the batch being connected, while the dispatcher frees
+ * them once its connect fails; at stop, the calls still queued. Each call is
+ * answered once. The timer reads a call's callback under the queue's lock,
+ * before the dispatcher may free it: built with -fsanitize=thread
+ * (tests/e2e/test_http_redis_tsan.sh), this test reports the race otherwise.
+ */
+static void test_redis_deadlines(void **state)
+{
+	static struct xrl_http_rules rs;
+	static struct xrl_http_figures fig[RACE_JOBS];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	struct timespec retry = { 0, 250000000 };   /* past the reconnect wait (200 ms) */
+	struct xrl_http_redis *rd;
+	struct xrl_http_redis_stats st;
+	char err[256] = "", url[64];
+	int ls, round, i;
+
+	(void)state;
+	race_slow_unlock = 1;
+	if (xrl_http_rules_parse("g --key ip --rate 10/s --global\n", &rs, err, sizeof(err)))
+		fail_msg("%s", err);
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(ls >= 0);
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(ls, 64), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, sizeof(url), "redis://127.0.0.1:%u", ntohs(sa.sin_port));
+	rd = xrl_http_redis_start(url, 20, "test", err, sizeof(err));
+	if (!rd)
+		fail_msg("%s", err);
+	for (round = 0; round < 4; round++) {
+		memset(race_answers, 0, sizeof(race_answers));
+		for (i = 0; i < RACE_JOBS; i++)
+			xrl_http_redis_ask(rd, &rs.rule[0], "0123456789abcdef0123456789abcdef", &fig[i],
+					   race_done, (void *)(size_t)i);
+		if (round == 3)
+			break;   /* these are queued at the stop */
+		assert_true(race_all_answered(RACE_JOBS, 5000));
+		for (i = 0; i < RACE_JOBS; i++) {
+			assert_int_equal(race_answers[i], 1);
+			assert_int_equal(race_got[i], -1);
+		}
+		nanosleep(&retry, NULL);
+	}
+	xrl_http_redis_stats(rd, &st);
+	assert_true(st.timeouts > 0);   /* the timer answered calls the dispatcher then freed */
+	xrl_http_redis_stop(rd);
+	race_slow_unlock = 0;
+	for (i = 0; i < RACE_JOBS; i++) {
+		assert_int_equal(race_answers[i], 1);
+		assert_int_equal(race_got[i], -1);
+	}
+	close(ls);
+}
+
 /* every string under key "expr" in j */
 static void exprs_of(json_t *j, json_t *out)
 {
@@ -611,7 +798,8 @@ static void test_dashboard_http(void **state)
 	xrl_http_metrics_free(m);
 }
 
-int main(void)
+/* argv[1]: run only the tests whose name matches (cmocka's filter: * and ?) */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_ok),
@@ -625,9 +813,13 @@ int main(void)
 		cmocka_unit_test(test_decide_windows),
 		cmocka_unit_test(test_decide_leaky),
 		cmocka_unit_test(test_decide_bounded),
+		cmocka_unit_test(test_decide_reload),
+		cmocka_unit_test(test_redis_deadlines),
 		cmocka_unit_test(test_dashboard_http),
 		cmocka_unit_test(test_escalate),
 	};
 
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,33 +23,76 @@
 
 #define NS 1000000000ull
 
-struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys)
+static void table_put(struct xrl_http_table *t)
+{
+	if (t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(t->e);
+		free(t->rings);
+		free(t);
+	}
+}
+
+static struct xrl_http_table *table_new(const struct xrl_http_rule *r, __u32 keys)
+{
+	struct xrl_http_table *t = calloc(1, sizeof(*t));
+	__u32 want = keys ? keys : XRL_HTTP_KEYS_DEFAULT, sets = 1;
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	if (r->algo == XRL_ALGO_SLIDING_LOG && want > XRL_HTTP_LOG_KEYS_DEFAULT)
+		want = XRL_HTTP_LOG_KEYS_DEFAULT;
+	while (sets * XRL_HTTP_WAYS < want)
+		sets <<= 1;
+	t->sets = sets;
+	t->e = calloc((size_t)sets * XRL_HTTP_WAYS, sizeof(struct xrl_http_entry));
+	if (r->algo == XRL_ALGO_SLIDING_LOG)
+		t->rings = calloc((size_t)sets * XRL_HTTP_WAYS * XRL_LOG_MAX, 8);
+	if (!t->e || (r->algo == XRL_ALGO_SLIDING_LOG && !t->rings)) {
+		table_put(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys,
+					  const struct xrl_http_state *old)
 {
 	struct xrl_http_state *s = calloc(1, sizeof(*s));
-	int i;
+	int i, j;
 
 	if (!s)
 		return NULL;
 	s->rules = *rules;
 	s->refs = 1;
-	pthread_mutex_init(&s->lock, NULL);
-	if (getrandom(s->seed, sizeof(s->seed), 0) != sizeof(s->seed)) {
-		s->seed[0] = (__u64)(size_t)s ^ 0x9e3779b97f4a7c15ull;
-		s->seed[1] = s->seed[0] * 0xff51afd7ed558ccdull;
+	if (old) {
+		s->lock = old->lock;
+		__atomic_add_fetch(&s->lock->refs, 1, __ATOMIC_ACQ_REL);
+		/* the shared keys' hashes are only valid under their seed */
+		memcpy(s->seed, old->seed, sizeof(s->seed));
+	} else {
+		s->lock = calloc(1, sizeof(*s->lock));
+		if (!s->lock) {
+			free(s);
+			return NULL;
+		}
+		s->lock->refs = 1;
+		pthread_mutex_init(&s->lock->m, NULL);
+		if (getrandom(s->seed, sizeof(s->seed), 0) != sizeof(s->seed)) {
+			s->seed[0] = (__u64)(size_t)s ^ 0x9e3779b97f4a7c15ull;
+			s->seed[1] = s->seed[0] * 0xff51afd7ed558ccdull;
+		}
 	}
 	for (i = 0; i < rules->n; i++) {
-		const struct xrl_http_rule *r = &rules->rule[i];
-		__u32 want = keys ? keys : XRL_HTTP_KEYS_DEFAULT, sets = 1;
-
-		if (r->algo == XRL_ALGO_SLIDING_LOG && want > XRL_HTTP_LOG_KEYS_DEFAULT)
-			want = XRL_HTTP_LOG_KEYS_DEFAULT;
-		while (sets * XRL_HTTP_WAYS < want)
-			sets <<= 1;
-		s->tab[i].sets = sets;
-		s->tab[i].e = calloc((size_t)sets * XRL_HTTP_WAYS, sizeof(struct xrl_http_entry));
-		if (r->algo == XRL_ALGO_SLIDING_LOG)
-			s->tab[i].rings = calloc((size_t)sets * XRL_HTTP_WAYS * XRL_LOG_MAX, 8);
-		if (!s->tab[i].e || (r->algo == XRL_ALGO_SLIDING_LOG && !s->tab[i].rings)) {
+		for (j = 0; old && j < old->rules.n; j++)
+			if (!memcmp(&rules->rule[i], &old->rules.rule[j], sizeof(rules->rule[i]))) {
+				s->tab[i] = old->tab[j];
+				__atomic_add_fetch(&s->tab[i]->refs, 1, __ATOMIC_ACQ_REL);
+				break;
+			}
+		if (!s->tab[i])
+			s->tab[i] = table_new(&rules->rule[i], keys);
+		if (!s->tab[i]) {
 			xrl_http_state_free(s);
 			return NULL;
 		}
@@ -63,11 +106,12 @@ void xrl_http_state_free(struct xrl_http_state *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < XRL_HTTP_MAX_RULES; i++) {
-		free(s->tab[i].e);
-		free(s->tab[i].rings);
+	for (i = 0; i < XRL_HTTP_MAX_RULES; i++)
+		table_put(s->tab[i]);
+	if (__atomic_sub_fetch(&s->lock->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		pthread_mutex_destroy(&s->lock->m);
+		free(s->lock);
 	}
-	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -168,7 +212,7 @@ static int rule_matches(const struct xrl_http_rule *r, const struct xrl_http_req
 static struct xrl_http_entry *lookup(struct xrl_http_state *s, int i, __u64 key, __u64 now_ns,
 				     __u64 **ring)
 {
-	struct xrl_http_table *t = &s->tab[i];
+	struct xrl_http_table *t = s->tab[i];
 	const struct xrl_http_rule *r = &s->rules.rule[i];
 	__u32 set = (__u32)(key >> 32) & (t->sets - 1), w, victim = 0;
 	struct xrl_http_entry *e = &t->e[(size_t)set * XRL_HTTP_WAYS];
@@ -420,7 +464,7 @@ void xrl_http_decide_start(struct xrl_http_state *s, const struct xrl_http_reque
 	 */
 	if (!d->pass || !d->nglobal)
 		return;
-	pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&s->lock->m);
 	for (i = 0; i < n && d->pass; i++)
 		if (d->local[i] && !d->per[i].missing) {
 			ent = lookup(s, d->idx[i], d->keys[i], now_ns, &ring);
@@ -428,7 +472,7 @@ void xrl_http_decide_start(struct xrl_http_state *s, const struct xrl_http_reque
 					      &d->per[i]);
 			d->pass &= d->per[i].pass;
 		}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->lock->m);
 }
 
 int xrl_http_decide_next(struct xrl_http_decision *d)
@@ -470,7 +514,7 @@ int xrl_http_decide_finish(struct xrl_http_state *s, struct xrl_http_decision *d
 	if (!n)
 		return 1;
 	if (pass) {
-		pthread_mutex_lock(&s->lock);
+		pthread_mutex_lock(&s->lock->m);
 		for (i = 0; i < n; i++) {
 			if (!d->local[i] || per[i].missing)
 				continue;
@@ -484,7 +528,7 @@ int xrl_http_decide_finish(struct xrl_http_state *s, struct xrl_http_decision *d
 				if (d->local[i] && take(&s->rules.rule[d->idx[i]], ent[i], ring[i],
 							d->now_ns, d->rt_off) != 1)
 					pass = 0;   /* cannot happen under the lock; refuse rather than overrun */
-		pthread_mutex_unlock(&s->lock);
+		pthread_mutex_unlock(&s->lock->m);
 	}
 	*f = per[0];
 	{
@@ -512,29 +556,5 @@ int xrl_http_decide_finish(struct xrl_http_state *s, struct xrl_http_decision *d
 		f->delay_ns = 0;
 	f->pass = pass;
 	d->pass = pass;
-	return pass;
-}
-
-int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
-		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
-		    struct xrl_http_figures *per, int *n_per)
-{
-	struct xrl_http_decision *d = malloc(sizeof(*d));
-	int i, pass;
-
-	if (!d) {
-		memset(f, 0, sizeof(*f));
-		f->rule = -1;
-		*n_per = 0;
-		return 0;
-	}
-	xrl_http_decide_start(s, req, now_ns, rt_off, g != NULL, d);
-	while ((i = xrl_http_decide_next(d)) >= 0)
-		xrl_http_decide_answer(s, d, i, g->decide(g->arg, &s->rules.rule[d->idx[i]],
-							  d->gname[i], &d->per[i]), g);
-	pass = xrl_http_decide_finish(s, d, f);
-	memcpy(per, d->per, (size_t)d->n * sizeof(*per));
-	*n_per = d->n;
-	free(d);
 	return pass;
 }

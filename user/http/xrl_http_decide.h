@@ -40,17 +40,29 @@ struct xrl_http_entry {
 	__u64 last_ns;        /* GCRA: the clock of the last take */
 };
 
+/* a rule's keys; shared by the rule sets that hold the rule unchanged (refs) */
 struct xrl_http_table {
 	struct xrl_http_entry *e;
 	__u64 *rings;         /* sliding log: XRL_LOG_MAX slots per entry */
 	__u32 sets;           /* power of two */
+	int refs;             /* each rule set holding it (atomic) */
+};
+
+/*
+ * The lock over the tables: one decision at a time, so all its rules' words
+ * move together. Shared by a rule set and the ones reloaded from it (refs),
+ * as their tables are.
+ */
+struct xrl_http_lock {
+	pthread_mutex_t m;
+	int refs;             /* each rule set holding it (atomic) */
 };
 
 struct xrl_http_state {
 	struct xrl_http_rules rules;
-	struct xrl_http_table tab[XRL_HTTP_MAX_RULES];
+	struct xrl_http_table *tab[XRL_HTTP_MAX_RULES];
 	__u64 seed[2];
-	pthread_mutex_t lock;   /* one decision at a time: all its rules' words move together */
+	struct xrl_http_lock *lock;
 	unsigned long evicted;
 	int refs;               /* the service's, and each decision waiting for Redis (atomic) */
 };
@@ -69,44 +81,36 @@ struct xrl_http_request {
 /* A global rule's key text at most: a hash (32 hex), or a --packet-rule's Redis key. */
 #define XRL_HTTP_GKEY_MAX 160
 
-/* What --global rules do when Redis does not answer in time. */
+/* What --global rules do when Redis gives no answer in time. */
 enum xrl_http_failure { XRL_HTTP_FAIL_LOCAL, XRL_HTTP_FAIL_OPEN, XRL_HTTP_FAIL_CLOSED };
 
 /*
- * The --global rules' decider (xrl_http_redis_decide): 1 pass, 0 refuse
- * (figures in f), -1 no answer in time. gkey: the rule's key as a hash that
- * every service computes alike (no per-process seed); for a --packet-rule,
- * the daemon's own key of the source (xrl_http_packet_key).
+ * What --global rules do when Redis gives no answer in time (policy), and how
+ * often that happened (failed).
  */
 struct xrl_http_global {
-	int (*decide)(void *arg, const struct xrl_http_rule *r, const char *gkey,
-		      struct xrl_http_figures *f);
-	void *arg;
 	enum xrl_http_failure policy;
 	unsigned long failed;   /* decisions taken by the policy (atomic) */
 };
 
-/* New state for rules (copied); keys per rule table; NULL on no memory. */
-struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys);
-void xrl_http_state_free(struct xrl_http_state *s);
-
 /*
- * Decide req at now_ns (CLOCK_MONOTONIC; rt_off: CLOCK_REALTIME minus it, for
- * the windows' UTC alignment). g: the --global rules' decider (NULL: they
- * are judged locally). f: the figures of the answer (the most
- * restrictive rule's); per: each matching rule's (index rule), n_per out.
- * 1 pass, 0 refuse.
+ * New state for rules (copied); keys per rule table; NULL on no memory.
+ * old (NULL: none): the rule set it replaces. A rule unchanged since old
+ * (same name, same words) shares old's table of its keys, and all share old's
+ * lock and seed, so a decision still finishing on old takes from the table
+ * that the new set's requests read.
  */
-int xrl_http_decide(struct xrl_http_state *s, const struct xrl_http_request *req, __u64 now_ns,
-		    __u64 rt_off, struct xrl_http_global *g, struct xrl_http_figures *f,
-		    struct xrl_http_figures *per, int *n_per);
+struct xrl_http_state *xrl_http_state_new(const struct xrl_http_rules *rules, __u32 keys,
+					  const struct xrl_http_state *old);
+void xrl_http_state_free(struct xrl_http_state *s);
 
 /*
  * A decision in stages, for a server that must not wait: start (keys, the
  * local rules read), then each global rule asked in turn (next gives its
  * index in per, the caller asks Redis and gives the answer), then finish
  * (the local rules read again and taken). Between the stages s must live
- * (refs) and nothing else of the request is needed.
+ * (refs) and nothing else of the request is needed. now_ns: CLOCK_MONOTONIC;
+ * rt_off: CLOCK_REALTIME minus it, for the windows' UTC alignment.
  */
 struct xrl_http_decision {
 	__u64 now_ns, rt_off;

@@ -67,31 +67,14 @@ static __u64 clock_ns(clockid_t id)
 
 /*
  * State for rules: a rule unchanged since the old set (same name, same
- * words) keeps its keys' state; the others start afresh.
+ * words) keeps its keys' state, shared with old (xrl_http_state_new), so a
+ * decision waiting for Redis that finishes on old later takes from the
+ * table the new set's requests read; the others start afresh.
  */
 static struct xrl_http_state *state_for(const struct xrl_http_rules *rules,
 					struct xrl_http_state *old)
 {
-	struct xrl_http_state *s = xrl_http_state_new(rules, svc.max_keys);
-	int i, j;
-
-	if (!s || !old)
-		return s;
-	/* decisions waiting for Redis finish on old later: its tables move under its lock */
-	pthread_mutex_lock(&old->lock);
-	for (i = 0; i < s->rules.n; i++)
-		for (j = 0; j < old->rules.n; j++)
-			if (!memcmp(&s->rules.rule[i], &old->rules.rule[j], sizeof(s->rules.rule[i]))) {
-				struct xrl_http_table t = s->tab[i];
-
-				s->tab[i] = old->tab[j];
-				old->tab[j] = t;
-				break;
-			}
-	pthread_mutex_unlock(&old->lock);
-	/* the old keys' hashes are only valid under the old seed */
-	memcpy(s->seed, old->seed, sizeof(s->seed));
-	return s;
+	return xrl_http_state_new(rules, svc.max_keys, old);
 }
 
 /*

@@ -10,9 +10,10 @@
  * came in); the timer thread answers -1 each one whose deadline passed,
  * whatever the dispatcher is doing (a batch in flight, a connect to a Redis
  * that does not answer), so no answer comes later than its deadline. A job is
- * answered once (answered, under lock), freed by the dispatcher alone; one
- * answered before its batch is made is never sent (nothing is taken for a
- * request the policy already answered).
+ * answered once (answered, under lock), freed by the dispatcher alone, at any
+ * time once the timer released the lock after claiming it: the timer reads
+ * the job's callback under the lock. One answered before its batch is made is
+ * never sent (nothing is taken for a request the policy already answered).
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -146,12 +147,6 @@ static int decode(struct job *j, const struct redisReply *reply, struct xrl_http
 	}
 }
 
-/* Answer a job (outside rd->lock: done may ask again); the dispatcher frees it. */
-static void job_done(struct job *j, int got)
-{
-	j->done(j->arg, got);
-}
-
 /* Take j off the waiting list to answer it: 1, or 0 when it was answered already. Under lock. */
 static int job_claim(struct job *j)
 {
@@ -167,6 +162,8 @@ static int job_claim(struct job *j)
 static void *timer(void *arg)
 {
 	struct xrl_http_redis *rd = arg;
+	xrl_http_redis_done done;
+	void *done_arg;
 
 	pthread_mutex_lock(&rd->lock);
 	while (!rd->timer_stop) {
@@ -183,10 +180,17 @@ static void *timer(void *arg)
 			pthread_cond_timedwait(&rd->tick, &rd->lock, &ts);
 			continue;
 		}
+		/*
+		 * Claimed, j is the dispatcher's to free as soon as the lock is
+		 * released: its done and arg are read before, under the lock.
+		 * done runs outside it (it may ask again).
+		 */
+		done = j->done;
+		done_arg = j->arg;
 		job_claim(j);
 		rd->st.timeouts++;
 		pthread_mutex_unlock(&rd->lock);
-		job_done(j, -1);
+		done(done_arg, -1);
 		pthread_mutex_lock(&rd->lock);
 	}
 	pthread_mutex_unlock(&rd->lock);
@@ -239,7 +243,7 @@ static void *dispatcher(void *arg)
 			struct job *j = expired;
 
 			expired = j->next;
-			job_done(j, -1);
+			j->done(j->arg, -1);
 			free(j);
 		}
 		if (stop) {
@@ -314,7 +318,7 @@ static void *dispatcher(void *arg)
 		pthread_mutex_unlock(&rd->lock);
 		for (i = 0; i < n; i++) {
 			if (got[i] != -2)
-				job_done(batch[i], got[i]);
+				batch[i]->done(batch[i]->arg, got[i]);
 			free(batch[i]);
 		}
 	}
@@ -476,7 +480,7 @@ void xrl_http_redis_ask(struct xrl_http_redis *rd, const struct xrl_http_rule *r
 	pthread_mutex_lock(&rd->lock);
 	if (rd->stopped) {
 		pthread_mutex_unlock(&rd->lock);
-		job_done(j, -1);
+		done(arg, -1);
 		free(j);
 		return;
 	}
