@@ -465,9 +465,9 @@ struct xrl_config {
 	 */
 	__u32 table_format;
 	/*
-	 * 0: the LPM entries of the parity not in force and its half of
-	 * xrl_rule_defs hold generation active_gen - 1's rule set whole (the
-	 * empty set at first), so a change writes only what differs from it;
+	 * 0: the LPM entries of the parity not in force hold whole the set
+	 * its half of xrl_rule_defs describes (the empty set at first), so a
+	 * change writes only what differs from it;
 	 * 1: a change stopped while writing them, so the next one clears and
 	 * rewrites them. Set before that parity is written, cleared in the
 	 * store that switches to it.
@@ -479,6 +479,15 @@ struct xrl_config {
 	 * is pinned, never printed.
 	 */
 	__u64 cookie_key[2];
+	/*
+	 * The host values the LPM entries were compiled with: a rule's
+	 * total_batch depends on the CPU count (xrl_cpus), its coarse flag on
+	 * the coarse clock's tick. Written in the store that switches
+	 * generations (and by xrl_config_init, for the empty set); a change
+	 * that finds the host's values differ writes both parities whole.
+	 */
+	__u32 compiled_cpus;
+	__u32 compiled_tick_ns;
 };
 /*
  * Bump when xrl_table.h changes which set or way a source maps to, or how

@@ -163,6 +163,8 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
 	cfg.sets_v6 = xrl_map_max_entries(m->buckets_v6);
 	cfg.table_format = XRL_TABLE_FORMAT;
+	cfg.compiled_cpus = (__u32)xrl_cpus();
+	cfg.compiled_tick_ns = (__u32)xrl_coarse_tick_ns();
 	return xrl_write_config(m, &cfg);
 }
 
@@ -684,7 +686,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, k, rc, dup = -1;
 	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
-	bool known, wide;
+	bool known, wide, host_same;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
@@ -768,7 +770,13 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	memset(half, 0, sizeof(half));
 	for (i = 0; i < n; i++)
 		half[next_ids[i]] = next[i];
-	known = !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
+	/*
+	 * entries compiled on another CPU count or tick (a CPU hotplugged since)
+	 * hold another total_batch or coarse flag: both parities are written whole
+	 */
+	host_same = cfg.compiled_cpus == (__u32)xrl_cpus() &&
+		    cfg.compiled_tick_ns == (__u32)xrl_coarse_tick_ns();
+	known = host_same && !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
 	cfg.spare_dirty = 1;
 	cfg.rc_short[gen & 1] = rc_short_of(cp, ncp);
 	if ((rc = xrl_write_config(m, &cfg)) ||
@@ -781,6 +789,8 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	 */
 	cfg.active_gen = gen;
 	cfg.spare_dirty = 0;
+	cfg.compiled_cpus = (__u32)xrl_cpus();
+	cfg.compiled_tick_ns = (__u32)xrl_coarse_tick_ns();
 	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
 	if ((rc = xrl_write_config(m, &cfg)))
 		goto sys_fail;
@@ -796,7 +806,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 			was_half[cur_ids[i]] = cur[i];
 		cfg.spare_dirty = 1;
 		if (!xrl_write_config(m, &cfg) &&
-		    !write_parity(m, gen - 1, half, cp, ncp, was_half, &wide)) {
+		    !write_parity(m, gen - 1, half, cp, ncp, host_same ? was_half : NULL, &wide)) {
 			cfg.spare_dirty = 0;
 			xrl_write_config(m, &cfg);
 		}
