@@ -319,10 +319,12 @@ static int delete_many(int fd, const void *keys, __u32 n, size_t ksz)
 }
 
 /*
- * Delete every LPM entry of parity par, and any key of neither parity (a
- * generation-keyed entry of an older format): one walk over the keys
- * (never restarted, so linear in the entries), then one batched delete.
- * Clears the spare parity when what it holds is not known.
+ * Delete every LPM entry of parity par: one walk over the keys (never
+ * restarted, so linear in the entries), then one batched delete. Clears
+ * the spare parity when what it holds is not known. Every key has parity
+ * 0 or 1: the maps of an instance of another table format are never
+ * written (xrl_instance_maps refuses them; attach makes them afresh when
+ * no interface is recorded).
  */
 static int purge_parity(int fd, __u32 par)
 {
@@ -335,7 +337,7 @@ static int purge_parity(int fd, __u32 par)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.gen == (par ^ 1u))
+		if (key.gen != par)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
