@@ -56,8 +56,8 @@ enum xrl_action {
 #define XRL_F_TOTAL  0x40   /* all sources together are capped too (--total): xrl_total */
 /*
  * A compiled rule's other match fields (struct xrl_rule.nports, dst_len): a
- * --dport set of ports and ranges (XRL_F_DPORT is then clear: it stays the
- * one-port test it always was) and/or a --dst prefix. One bit for both, so
+ * --dport set of ports and ranges (XRL_F_DPORT is then clear: it is the
+ * one-port test alone) and/or a --dst prefix. One bit for both, so
  * a rule without them pays one test of a register it holds anyway.
  */
 #define XRL_F_MORE   0x80

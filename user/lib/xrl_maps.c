@@ -671,10 +671,12 @@ static int write_parity(const struct xrl_maps *m, __u32 gen, const struct xrl_ru
  * Every step is at most O(n log n) in the rules, and the maps are written
  * with a few batched syscalls: the spare half of xrl_rule_defs read, a
  * config store marking the spare parity as being written, a batch per trie
- * of the entries that differ from what that parity holds (the set two
- * generations back), one of the definitions that differ, one for the
+ * of the entries that differ from what that parity holds (the set its half
+ * of xrl_rule_defs describes), one of the definitions that differ, one for the
  * counters that start afresh, then the switch. After a change that stopped
- * half-way the spare parity is cleared with a walk and written whole.
+ * half-way, or on a host whose CPU count or tick differs from those the
+ * entries were compiled with, the spare parity is cleared with a walk and
+ * written whole (and, after the switch, the other parity too).
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
