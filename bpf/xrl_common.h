@@ -56,8 +56,8 @@ enum xrl_action {
 #define XRL_F_TOTAL  0x40   /* all sources together are capped too (--total): xrl_total */
 /*
  * A compiled rule's other match fields (struct xrl_rule.nports, dst_len): a
- * --dport set of ports and ranges (XRL_F_DPORT is then clear: it stays the
- * one-port test it always was) and/or a --dst prefix. One bit for both, so
+ * --dport set of ports and ranges (XRL_F_DPORT is then clear: it is the
+ * one-port test alone) and/or a --dst prefix. One bit for both, so
  * a rule without them pays one test of a register it holds anyway.
  */
 #define XRL_F_MORE   0x80
@@ -466,9 +466,9 @@ struct xrl_config {
 	 */
 	__u32 table_format;
 	/*
-	 * 0: the LPM entries of the parity not in force and its half of
-	 * xrl_rule_defs hold generation active_gen - 1's rule set whole (the
-	 * empty set at first), so a change writes only what differs from it;
+	 * 0: the LPM entries of the parity not in force hold whole the set
+	 * its half of xrl_rule_defs describes (the empty set at first), so a
+	 * change writes only what differs from it;
 	 * 1: a change stopped while writing them, so the next one clears and
 	 * rewrites them. Set before that parity is written, cleared in the
 	 * store that switches to it.
@@ -480,6 +480,15 @@ struct xrl_config {
 	 * is pinned, never printed.
 	 */
 	__u64 cookie_key[2];
+	/*
+	 * The host values the LPM entries were compiled with: a rule's
+	 * total_batch depends on the CPU count (xrl_cpus), its coarse flag on
+	 * the coarse clock's tick. Written in the store that switches
+	 * generations (and by xrl_config_init, for the empty set); a change
+	 * that finds the host's values differ writes both parities whole.
+	 */
+	__u32 compiled_cpus;
+	__u32 compiled_tick_ns;
 };
 /*
  * Bump when xrl_table.h changes which set or way a source maps to, or how

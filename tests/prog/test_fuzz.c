@@ -45,7 +45,11 @@ static int chance(int pct) { return (int)rnd(100) < pct; }
 
 enum { ALLOW, DENY, LIMIT };
 
-/* The rule set: no two rules of one prefix and rank (see model_decide) can both judge a packet. */
+/*
+ * The rule set: two rules of one prefix and rank (see model_decide) that
+ * can both judge a packet differ in --dst length or in how many ports
+ * they cover.
+ */
 struct mrule {
 	const char *line;
 	int family, plen;
@@ -77,8 +81,25 @@ static struct mrule mrules[] = {
 	{ .line = "192.0.2.0/24 --dst 198.51.100.0/25 --rate 1/h --burst 2" },
 	{ .line = "2001:db8:b::/48 --proto udp --dport 5353-5360,53 --dst 2001:db8:ffff::/120 --deny" },
 	{ .line = "100.64.0.0/24 --proto tcp --dport 22,80 --deny" },
+	/* one rank, overlapping: the longer --dst, the smaller set decide; a set with --syn before one port */
+	{ .line = "192.0.2.0/24 --dst 198.51.100.1 --allow" },
+	{ .line = "203.0.113.0/24 --proto udp --dport 5353-5361 --deny" },
+	{ .line = "203.0.113.0/24 --proto udp --dport 5353-5360 --allow" },
+	{ .line = "198.51.100.0/24 --proto tcp --dport 22,443 --syn --allow" },
 };
 #define NRULES (sizeof(mrules) / sizeof(mrules[0]))
+
+/* how many ports a rule's --dport covers (every port without it) */
+static int model_ports(const struct mrule *r)
+{
+	int i, n = 0;
+
+	if (!r->nports)
+		return 65536;
+	for (i = 0; i < r->nports; i++)
+		n += r->hi[i] - r->lo[i] + 1;
+	return n;
+}
 
 /* the words of a rule line, read here once (the model's own reading) */
 static void mrule_init(struct mrule *r)
@@ -415,12 +436,19 @@ static void model_decide(const struct mpkt *m, int policy_drop, struct outcome *
 		for (i = 0; i < NRULES; i++) {
 			if (!in_prefix(&mrules[i], m->family, m->src) || !model_matches(&mrules[i], m))
 				continue;
-			/* xrl(8): --dst, then --dport (one port before a set), --syn, --proto */
+			/*
+			 * xrl(8): --dst, then --dport with --syn, then --dport (one
+			 * port before a set), then --syn, then --proto
+			 */
 			rank = mrules[i].plen * 32 + (mrules[i].dst_len ? 16 : 0) +
-			       (mrules[i].nports ? 8 : 0) +
-			       (mrules[i].nports == 1 && mrules[i].lo[0] == mrules[i].hi[0] ? 4 : 0) +
-			       (mrules[i].syn ? 2 : 0) + (mrules[i].proto ? 1 : 0);
-			if (rank > bestrank) {
+			       (mrules[i].nports ? 8 : 0) + (mrules[i].syn ? 4 : 0) +
+			       (mrules[i].nports == 1 && mrules[i].lo[0] == mrules[i].hi[0] ? 2 : 0) +
+			       (mrules[i].proto ? 1 : 0);
+			/* one rank: the longer --dst, then the set of fewer ports */
+			if (rank > bestrank ||
+			    (rank == bestrank && (mrules[i].dst_len > mrules[best].dst_len ||
+						  (mrules[i].dst_len == mrules[best].dst_len &&
+						   model_ports(&mrules[i]) < model_ports(&mrules[best]))))) {
 				bestrank = rank;
 				best = i;
 			}

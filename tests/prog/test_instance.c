@@ -213,7 +213,7 @@ static void test_maps_checked(void **state)
 
 		assert_int_equal(xrl_read_config(&tl.maps, &cfg), 0);
 		assert_int_equal(cfg.table_format, XRL_TABLE_FORMAT);
-		cfg.table_format = XRL_TABLE_FORMAT - 1;   /* the builds before the LPM keys by parity */
+		cfg.table_format = XRL_TABLE_FORMAT - 1;   /* an instance of another table format */
 		assert_int_equal(xrl_write_config(&tl.maps, &cfg), 0);
 		assert_int_equal(xrl_instance_open(&in, XRL_LOCK_SHARED, WAIT, 0, &m, err, sizeof(err)),
 				 -EPROTO);

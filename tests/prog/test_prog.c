@@ -408,6 +408,52 @@ static void test_precedence(void **state)
 	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);   /* no rule */
 }
 
+/*
+ * Within one prefix, overlapping rules of one rank: the longer --dst and the
+ * smaller --dport set decide, and --dport with --syn comes before one port
+ * without it (xrl(8), "Matching and precedence"). The less specific rule of
+ * each pair is given first, so it has the lower id.
+ */
+static void test_precedence_overlap(void **state)
+{
+	static const char *const r[] = {
+		"10.2.0.0/16 --dst 192.0.2.0/24 --allow",
+		"10.2.0.0/16 --dst 192.0.2.5/32 --deny",
+		"10.3.0.0/16 --proto tcp --dport 80-100 --allow",
+		"10.3.0.0/16 --proto tcp --dport 85-90 --deny",
+		"10.4.0.0/16 --proto tcp --dport 80 --allow",
+		"10.4.0.0/16 --proto tcp --dport 80,443 --syn --deny",
+		NULL,
+	};
+	struct xrl_pkt_spec s = { .family = 4, .proto = IPPROTO_UDP, .dport = 9 };
+
+	(void)state;
+	tl_rules(&tl_pass, r);
+	xrl_tl_set_clock(&tl_pass, 12345 * SEC_NS);
+	/* nested --dst: the /32 decides for its address, the /24 for the rest */
+	s.src = "10.2.0.1";
+	s.dst = "192.0.2.5";
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
+	s.dst = "192.0.2.6";
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);
+	/* overlapping sets: 85-90 decides for its ports, 80-100 for the rest */
+	s.src = "10.3.0.1";
+	s.dst = NULL;
+	s.proto = IPPROTO_TCP;
+	s.tcp_flags = 0x10;
+	s.dport = 87;
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
+	s.dport = 95;
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);
+	/* a SYN to port 80: the set with --syn; other segments: the one port */
+	s.src = "10.4.0.1";
+	s.dport = 80;
+	s.tcp_flags = 0x02;
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_DROP);
+	s.tcp_flags = 0x10;
+	assert_int_equal(tl_send(&tl_pass, &s), XDP_PASS);
+}
+
 /* A packet must fit both the packet and the byte bucket. */
 static void test_byte_bucket(void **state)
 {
@@ -1513,6 +1559,7 @@ int main(void)
 		cmocka_unit_test(test_rate_exact),
 		cmocka_unit_test(test_aggregation),
 		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_precedence_overlap),
 		cmocka_unit_test(test_byte_bucket),
 		cmocka_unit_test(test_rule_change),
 		cmocka_unit_test(test_rule_cache),

@@ -560,12 +560,101 @@ static void test_change_at_4096(void **state)
 	}
 }
 
+/* Every LPM entry of both parities whose rules carry --total: how many have the wrong total_batch. */
+static int wrong_batches(const struct xrl_maps *m, __u32 want, int *seen)
+{
+	struct xrl_lpm_v4 key, next;
+	struct xrl_prefix_entry e;
+	void *prev = NULL;
+	int wrong = 0;
+	__u32 i;
+
+	*seen = 0;
+	while (!bpf_map_get_next_key(m->rules_v4, prev, &next)) {
+		key = next;
+		prev = &key;
+		assert_int_equal(bpf_map_lookup_elem(m->rules_v4, &key, &e), 0);
+		for (i = 0; i < e.count; i++) {
+			if (!(e.rules[i].flags & XRL_F_TOTAL))
+				continue;
+			++*seen;
+			wrong += e.rules[i].total_batch != want;
+		}
+	}
+	return wrong;
+}
+
+/*
+ * Entries compiled on another CPU count (a CPU hotplugged since): the
+ * recorded count is made to differ through the map, and a change of one
+ * rule elsewhere must then rewrite every entry of both parities with the
+ * host's total_batch, not only the entries of the prefix it touched.
+ */
+static void test_host_change_rewrites(void **state)
+{
+	static const char *const before[] = {
+		"10.0.0.0/8 --rate 100/s --total 1000/s --total-burst 2000",
+		"10.1.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"10.2.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"192.168.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"172.16.0.0/12 --deny",
+		NULL,
+	};
+	static const char *const after[] = {
+		"10.0.0.0/8 --rate 100/s --total 1000/s --total-burst 2000",
+		"10.1.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"10.2.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"192.168.0.0/16 --rate 100/s --total 1000/s --total-burst 2000",
+		"172.16.0.0/12 --allow",
+		NULL,
+	};
+	__u32 want = xrl_total_batch(2000, xrl_cpus()), faked = xrl_total_batch(2000, xrl_cpus() + 3);
+	struct xrl_prefix_entry e;
+	struct xrl_config cfg;
+	__u32 key = 0, i;
+	int seen, wrong;
+
+	(void)state;
+	assert_int_not_equal(want, faked);
+	assert_int_equal(xrl_tl_maps_rules(&tl.maps, before), 0);
+	assert_int_equal(xrl_tl_maps_rules(&tl.maps, before), 0);
+	assert_int_equal(wrong_batches(&tl.maps, want, &seen), 0);
+	assert_true(seen > 0);
+	/* what entries compiled on 3 more CPUs hold: total_batch written so, the count recorded so */
+	{
+		struct xrl_lpm_v4 k, next;
+		void *prev = NULL;
+
+		while (!bpf_map_get_next_key(tl.maps.rules_v4, prev, &next)) {
+			k = next;
+			prev = &k;
+			assert_int_equal(bpf_map_lookup_elem(tl.maps.rules_v4, &k, &e), 0);
+			for (i = 0; i < e.count; i++)
+				if (e.rules[i].flags & XRL_F_TOTAL)
+					e.rules[i].total_batch = faked;
+			assert_int_equal(bpf_map_update_elem(tl.maps.rules_v4, &k, &e, BPF_EXIST), 0);
+		}
+	}
+	assert_int_equal(bpf_map_lookup_elem(tl.maps.config, &key, &cfg), 0);
+	cfg.compiled_cpus = (__u32)xrl_cpus() + 3;
+	assert_int_equal(bpf_map_update_elem(tl.maps.config, &key, &cfg, BPF_ANY), 0);
+	/* one rule changed, on a prefix no --total rule is on */
+	assert_int_equal(xrl_tl_maps_rules(&tl.maps, after), 0);
+	wrong = wrong_batches(&tl.maps, want, &seen);
+	if (wrong)
+		fail_msg("%d of %d --total rules in the entries keep the total_batch of another CPU count",
+			 wrong, seen);
+	assert_int_equal(bpf_map_lookup_elem(tl.maps.config, &key, &cfg), 0);
+	assert_int_equal(cfg.compiled_cpus, (__u32)xrl_cpus());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sequence_exact),
 		cmocka_unit_test(test_killed_changes),
 		cmocka_unit_test(test_change_at_4096),
+		cmocka_unit_test(test_host_change_rewrites),
 	};
 
 	/* XRL_TEST_FILTER=test_change_at_4096: one test alone (the timing) */

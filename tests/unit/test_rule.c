@@ -2076,6 +2076,51 @@ static void test_ruleset_order_ports_dst(void **state)
 	free(cp);
 }
 
+/*
+ * Rules of one prefix and one rank that overlap: the longer --dst first,
+ * then the set of fewer ports, whatever their ids (the ids are given the
+ * other way round); one size of set goes by its lowest port.
+ */
+static void test_ruleset_order_overlap(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp;
+	int n;
+
+	(void)state;
+	set_add(&s, "10.0.0.0/8 --dst 192.0.2.0/24 --rate 100", 1);
+	set_add(&s, "10.0.0.0/8 --dst 192.0.2.5/32 --rate 100", 2);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80-100 --rate 100", 3);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 85-90 --rate 100", 4);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 443,8000-8001 --rate 100", 5);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 85,90,95 --rate 100", 6);
+	compile_ok(&s, &cp, &n);
+	/* /32 before /24; 85,90,95 (3) and 443,8000-8001 (3), lowest first; 85-90 (6); 80-100 (21) */
+	check_ids(find(cp, n, "10.0.0.0/8"), "10.0.0.0/8", (const __u32[]){ 2, 1, 6, 5, 4, 3 }, 6);
+	free(cp);
+}
+
+/*
+ * xrl(8): --dport with --syn before --dport alone, a set with --syn before
+ * one port without it.
+ */
+static void test_ruleset_order_syn_set(void **state)
+{
+	struct set s = { .n = 0 };
+	struct xrl_compiled_prefix *cp;
+	int n;
+
+	(void)state;
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80 --rate 100", 1);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80,443 --syn --rate 100", 2);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 80,443 --rate 100", 3);
+	set_add(&s, "10.0.0.0/8 --syn --rate 100", 4);
+	set_add(&s, "10.0.0.0/8 --proto tcp --dport 22 --syn --rate 100", 5);
+	compile_ok(&s, &cp, &n);
+	check_ids(find(cp, n, "10.0.0.0/8"), "10.0.0.0/8", (const __u32[]){ 5, 2, 1, 3, 4 }, 5);
+	free(cp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2122,6 +2167,8 @@ int main(void)
 		cmocka_unit_test(test_dst),
 		cmocka_unit_test(test_dport_set_fleet_name),
 		cmocka_unit_test(test_ruleset_order_ports_dst),
+		cmocka_unit_test(test_ruleset_order_overlap),
+		cmocka_unit_test(test_ruleset_order_syn_set),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -581,6 +581,29 @@ int xrl_attach(struct xrl_instance *in, const struct xrl_attach_params *p,
 		goto out;
 	}
 	existed = err == 0;
+	/*
+	 * Pins with no interface recorded whose config is not of this build's
+	 * table format: an attach killed before it initialized the config and
+	 * recorded its interface (format 0), or an instance another build left
+	 * so. Nothing reads them: they are made afresh, unless a program still
+	 * uses them (attached where no record says), which is refused.
+	 */
+	if (existed && xrl_iface_count(&m) == 0) {
+		struct xrl_config cfg;
+		__u32 id = 0;
+
+		if (xrl_read_config(&m, &cfg) == 0 && cfg.table_format != XRL_TABLE_FORMAT) {
+			if (instance_prog_loaded(&m, 0, &id)) {
+				rc = fail(errbuf, errlen, -EPROTO,
+					  "instance '%s' has no interface recorded, and its maps, of table format %u (this xrl's is %u), are used by XDP program id %u: detach that program (e.g. 'ip link set dev IFACE xdp off' where 'bpftool net' shows it), then attach again",
+					  in->name, cfg.table_format, XRL_TABLE_FORMAT, id);
+				goto out;
+			}
+			xrl_maps_close(&m);
+			xrl_instance_unpin_maps(in);
+			existed = false;
+		}
+	}
 	if (existed) {
 		struct xrl_config cfg;
 		struct xrl_iface cur;

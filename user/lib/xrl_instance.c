@@ -362,7 +362,7 @@ void xrl_instance_close(struct xrl_instance *in, struct xrl_maps *m)
 	in->rules_fd = -1;
 }
 
-void xrl_instance_unpin(const struct xrl_instance *in)
+void xrl_instance_unpin_maps(const struct xrl_instance *in)
 {
 	char path[512];
 	int i;
@@ -371,6 +371,11 @@ void xrl_instance_unpin(const struct xrl_instance *in)
 		snprintf(path, sizeof(path), "%s/%s", in->pin_dir, xrl_map_names[i]);
 		unlink(path);
 	}
+}
+
+void xrl_instance_unpin(const struct xrl_instance *in)
+{
+	xrl_instance_unpin_maps(in);
 	rmdir(in->pin_dir);
 	/*
 	 * XRL_PIN_ROOT stays (0700, root's) even when no instance is left: gone,

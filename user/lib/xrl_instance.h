@@ -76,6 +76,8 @@ int xrl_instance_maps(const struct xrl_instance *in, unsigned flags, struct xrl_
 void xrl_instance_close(struct xrl_instance *in, struct xrl_maps *m);
 /* Remove the instance's pins and directory (XRL_PIN_ROOT stays). */
 void xrl_instance_unpin(const struct xrl_instance *in);
+/* Remove the instance's map pins; the directory (and a lock held on it) stays. */
+void xrl_instance_unpin_maps(const struct xrl_instance *in);
 /*
  * Is fd the map pinned as the instance's map name? 0 yes, -ENOENT nothing
  * pinned there (detached), -ESTALE another map (detached and attached

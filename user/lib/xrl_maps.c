@@ -163,6 +163,8 @@ int xrl_config_init(const struct xrl_maps *m, __u32 malformed_policy)
 	cfg.sets_v4 = xrl_map_max_entries(m->buckets_v4);
 	cfg.sets_v6 = xrl_map_max_entries(m->buckets_v6);
 	cfg.table_format = XRL_TABLE_FORMAT;
+	cfg.compiled_cpus = (__u32)xrl_cpus();
+	cfg.compiled_tick_ns = (__u32)xrl_coarse_tick_ns();
 	return xrl_write_config(m, &cfg);
 }
 
@@ -317,10 +319,12 @@ static int delete_many(int fd, const void *keys, __u32 n, size_t ksz)
 }
 
 /*
- * Delete every LPM entry of parity par, and any key of neither parity (a
- * generation-keyed entry of an older format): one walk over the keys
- * (never restarted, so linear in the entries), then one batched delete.
- * Clears the spare parity when what it holds is not known.
+ * Delete every LPM entry of parity par: one walk over the keys (never
+ * restarted, so linear in the entries), then one batched delete. Clears
+ * the spare parity when what it holds is not known. Every key has parity
+ * 0 or 1: the maps of an instance of another table format are never
+ * written (xrl_instance_maps refuses them; attach makes them afresh when
+ * no interface is recorded).
  */
 static int purge_parity(int fd, __u32 par)
 {
@@ -333,7 +337,7 @@ static int purge_parity(int fd, __u32 par)
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.gen == (par ^ 1u))
+		if (key.gen != par)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
@@ -667,10 +671,12 @@ static int write_parity(const struct xrl_maps *m, __u32 gen, const struct xrl_ru
  * Every step is at most O(n log n) in the rules, and the maps are written
  * with a few batched syscalls: the spare half of xrl_rule_defs read, a
  * config store marking the spare parity as being written, a batch per trie
- * of the entries that differ from what that parity holds (the set two
- * generations back), one of the definitions that differ, one for the
+ * of the entries that differ from what that parity holds (the set its half
+ * of xrl_rule_defs describes), one of the definitions that differ, one for the
  * counters that start afresh, then the switch. After a change that stopped
- * half-way the spare parity is cleared with a walk and written whole.
+ * half-way, or on a host whose CPU count or tick differs from those the
+ * entries were compiled with, the spare parity is cleared with a walk and
+ * written whole (and, after the switch, the other parity too).
  */
 int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, int n,
 		      char *err, size_t errlen)
@@ -684,7 +690,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	struct xrl_config cfg;
 	int ncur, ncp, i, j, k, rc, dup = -1;
 	__u32 id, gen, nfresh = 0, free_at = 0, rel_at = 0;
-	bool known, wide;
+	bool known, wide, host_same;
 
 	if (n > XRL_MAX_RULES)
 		return xrl_fail(err, errlen, "too many rules: at most %d", XRL_MAX_RULES), -EINVAL;
@@ -768,7 +774,13 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	memset(half, 0, sizeof(half));
 	for (i = 0; i < n; i++)
 		half[next_ids[i]] = next[i];
-	known = !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
+	/*
+	 * entries compiled on another CPU count or tick (a CPU hotplugged since)
+	 * hold another total_batch or coarse flag: both parities are written whole
+	 */
+	host_same = cfg.compiled_cpus == (__u32)xrl_cpus() &&
+		    cfg.compiled_tick_ns == (__u32)xrl_coarse_tick_ns();
+	known = host_same && !cfg.spare_dirty && !read_defs_half(m, gen, was_half);
 	cfg.spare_dirty = 1;
 	cfg.rc_short[gen & 1] = rc_short_of(cp, ncp);
 	if ((rc = xrl_write_config(m, &cfg)) ||
@@ -781,6 +793,8 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 	 */
 	cfg.active_gen = gen;
 	cfg.spare_dirty = 0;
+	cfg.compiled_cpus = (__u32)xrl_cpus();
+	cfg.compiled_tick_ns = (__u32)xrl_coarse_tick_ns();
 	cfg.rt_off_ns = xrl_rt_off_ns();   /* --algo windows: each rule change refreshes UTC's offset */
 	if ((rc = xrl_write_config(m, &cfg)))
 		goto sys_fail;
@@ -796,7 +810,7 @@ int xrl_ruleset_apply(const struct xrl_maps *m, const struct xrl_rule_def *in, i
 			was_half[cur_ids[i]] = cur[i];
 		cfg.spare_dirty = 1;
 		if (!xrl_write_config(m, &cfg) &&
-		    !write_parity(m, gen - 1, half, cp, ncp, was_half, &wide)) {
+		    !write_parity(m, gen - 1, half, cp, ncp, host_same ? was_half : NULL, &wide)) {
 			cfg.spare_dirty = 0;
 			xrl_write_config(m, &cfg);
 		}

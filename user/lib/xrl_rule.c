@@ -256,7 +256,7 @@ void xrl_rule_format_ports(const struct xrl_rule_def *d, char *buf, size_t len)
 	}
 }
 
-/* one port as it always was ("--dport 443"), a set in its normal form */
+/* one port as a number ("--dport 443"), a set in its normal form */
 static int fmt_dport(const struct xrl_opt *o, const void *obj, char *buf, size_t len)
 {
 	const struct xrl_rule_def *d = obj;
@@ -719,7 +719,7 @@ int xrl_rule_compile(const struct xrl_rule_def *d, __u32 id, struct xrl_rule *r,
 	r->version = d->version;
 	xrl_opts_copy(&xrl_rule_opts, d, r);   /* the rows' RULE fields */
 	if ((d->flags & XRL_F_DPORT) && !xrl_rule_one_port(d)) {
-		/* a set: XRL_F_DPORT stays the one-port test, the ranges are XRL_F_MORE's */
+		/* a set: XRL_F_DPORT is the one-port test alone, the ranges are XRL_F_MORE's */
 		r->nports = (__u8)port_set(d, r->ports);
 		r->flags = (__u8)((r->flags & ~XRL_F_DPORT) | XRL_F_MORE);
 		r->dport = 0;

@@ -11,14 +11,31 @@
 #include "xrl_rule.h"
 
 /*
- * Most specific match first: destination prefix, then port (one port
- * before a set), then SYN, then protocol, then any.
+ * Most specific match first: a destination prefix, then a port with SYN,
+ * then a port (one port before a set), then SYN, then protocol, then any
+ * (xrl(8), "Matching and precedence").
  */
 static int match_rank(const struct xrl_rule_def *d)
 {
-	return (d->dst_len ? 16 : 0) + (d->flags & XRL_F_DPORT ? 8 : 0) +
-	       (d->flags & XRL_F_DPORT && xrl_rule_one_port(d) ? 4 : 0) +
-	       (d->flags & XRL_F_SYN ? 2 : 0) + (d->flags & XRL_F_PROTO ? 1 : 0);
+	bool dport = d->flags & XRL_F_DPORT;
+
+	return (d->dst_len ? 16 : 0) + (dport ? 8 : 0) + (d->flags & XRL_F_SYN ? 4 : 0) +
+	       (dport && xrl_rule_one_port(d) ? 2 : 0) + (d->flags & XRL_F_PROTO ? 1 : 0);
+}
+
+/* How many ports the rule's --dport covers (one port: 1; no --dport: every port). */
+static __u32 port_count(const struct xrl_rule_def *d)
+{
+	__u32 n = 0;
+	int i;
+
+	if (!(d->flags & XRL_F_DPORT))
+		return 65536;
+	if (xrl_rule_one_port(d))
+		return 1;
+	for (i = 0; i < d->nports && i < XRL_MAX_PORT_RANGES; i++)
+		n += (__u32)d->ports[i].hi - d->ports[i].lo + 1;
+	return n;
 }
 
 /* Does prefix (fa, aa, pa) contain (fb, ab, pb)? */
@@ -44,22 +61,37 @@ struct compile_ord {
 };
 
 /*
- * Prefix order, then most specific match first, then id. Two rules of one
- * prefix and one rank never both match a packet (their port or protocol
- * differs), and the id order makes every entry a function of the rule set
- * alone, not of the order it was given in: a change compares the entries
- * it computes with those a set already written compiles to, and writes
- * only those that differ.
+ * Prefix order, then most specific match first: the rank, then the longer
+ * --dst, then the --dport set covering fewer ports, then the match fields
+ * (xrl_rule_match_cmp: lower protocol, lower ports, lower --dst first),
+ * the id last. Rules of one prefix and one rank can overlap (--dst
+ * 10.0.0.0/8 and --dst 10.0.0.5/32; --dport 80-90 and --dport 85-100):
+ * the one with the longer --dst, then the smaller set, comes first; two
+ * sets of one size that overlap go by their lowest port. Two rules of a
+ * set never have equal match fields, so no entry depends on ids or on the
+ * order the rules were given in: a change compares the entries it computes
+ * with those a set already written compiles to, and writes only those that
+ * differ.
  */
 static int compile_cmp(const void *pa, const void *pb)
 {
 	const struct compile_ord *a = pa, *b = pb;
 	int c = xrl_rule_prefix_cmp(a->d, b->d);
+	__u32 pa_n, pb_n;
 
 	if (c)
 		return c;
 	if (match_rank(a->d) != match_rank(b->d))
 		return match_rank(a->d) > match_rank(b->d) ? -1 : 1;
+	if (a->d->dst_len != b->d->dst_len)
+		return a->d->dst_len > b->d->dst_len ? -1 : 1;
+	pa_n = port_count(a->d);
+	pb_n = port_count(b->d);
+	if (pa_n != pb_n)
+		return pa_n < pb_n ? -1 : 1;
+	c = xrl_rule_match_cmp(a->d, b->d);
+	if (c)
+		return c;
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
