@@ -35,12 +35,18 @@ __noinline int xrl_busy_note(const struct xrl_bucket_key *key, __u32 per_len, __
 		return 0;
 	switch (xrl_busy_on_syn_drop(s, key, now_ns)) {
 	case XRL_BUSY_TAKE:
-		s->seen_ns = 0;   /* the marks are the last source's */
-		s->proven_ns = 0;
-		s->tried_ns = 0;
+		/*
+		 * The source first, then the marks (the last source's) cleared;
+		 * proven_ns by an atomic exchange, a full barrier, that
+		 * xrl_busy_prove pairs with: a proof of the last source that
+		 * lands after it is seen to be on another's slot and undone.
+		 */
 		s->key = *key;
 		s->per_len = per_len;
 		s->syn_ns = now_ns;
+		s->seen_ns = 0;
+		s->tried_ns = 0;
+		__sync_lock_test_and_set(&s->proven_ns, 0);
 		break;
 	case XRL_BUSY_TOUCH:
 		s->syn_ns = now_ns;
@@ -63,44 +69,44 @@ static __always_inline int xrl_busy_gate(void)
 	return on && *on;
 }
 
-/* Has the kernel a connection past its handshake for the segment's 4-tuple? */
-static __always_inline int xrl_busy_connected(struct xdp_md *ctx)
+/* The state (XRL_TCP_*) of the kernel's socket for the segment's 4-tuple, -1: none. */
+static __always_inline int xrl_busy_sk_state(struct xdp_md *ctx)
 {
-	struct bpf_sock_tuple tup = {};
 	struct xrl_sp_scratch *x;
-	struct bpf_sock *sk;
-	__u32 zero = 0, size;
-	int done;
+	__u32 zero = 0;
 
 	x = bpf_map_lookup_elem(&xrl_sp_scratch, &zero);
 	if (!x || xrl_sp_read(ctx, &x->g))
-		return 0;
-	if (x->g.s.t.family == 4) {
-		tup.ipv4.saddr = x->g.s.t.saddr[0];
-		tup.ipv4.daddr = x->g.s.t.daddr[0];
-		tup.ipv4.sport = x->g.s.t.sport;
-		tup.ipv4.dport = x->g.s.t.dport;
-		size = sizeof(tup.ipv4);
-	} else {
-		__builtin_memcpy(tup.ipv6.saddr, x->g.s.t.saddr, 16);
-		__builtin_memcpy(tup.ipv6.daddr, x->g.s.t.daddr, 16);
-		tup.ipv6.sport = x->g.s.t.sport;
-		tup.ipv6.dport = x->g.s.t.dport;
-		size = sizeof(tup.ipv6);
-	}
-	sk = bpf_skc_lookup_tcp(ctx, &tup, size, BPF_F_CURRENT_NETNS, 0);
-	if (!sk)
-		return 0;
-	done = xrl_busy_completed_state(sk->state);
-	bpf_sk_release(sk);
-	return done;
+		return -1;
+	return xrl_sk_tcp_state(ctx, &x->g.s.t);
 }
 
 /*
- * A packet while the gate is open: a segment with ACK and neither SYN nor
- * RST marks its source's slot when the slot holds it (xrl_busy_on_ack); the
- * gate closes once a window passed without a record. A global function:
- * the verifier checks it once, not once per state of the main program.
+ * Stamp the slot proven for addr at now. The slot was checked to hold addr
+ * (xrl_busy_after_look), but a drop on another CPU may take it between
+ * that check and this store: the stamp is an atomic compare-and-swap (a
+ * full barrier), the source read again after it, and the stamp undone when
+ * the slot has changed hands. Paired with xrl_busy_note's order (source
+ * written, then proven_ns exchanged to 0), either that exchange comes
+ * after the stamp and clears it, or the source read here is the new one.
+ */
+static __always_inline void xrl_busy_prove(struct xrl_busy_slot *s, __u32 family,
+					   const __u32 *addr, __u64 now)
+{
+	__u64 old = s->proven_ns;
+
+	if (__sync_val_compare_and_swap(&s->proven_ns, old, now) == old &&
+	    !xrl_busy_match(s, family, addr))
+		__sync_val_compare_and_swap(&s->proven_ns, now, 0);
+}
+
+/*
+ * A segment with ACK and neither SYN nor RST (the caller tests that in
+ * line: the SYNs of a flood pay no call) while the gate is open: it marks
+ * its source's slot when the slot holds it (xrl_busy_on_ack,
+ * xrl_busy_after_look); the gate closes once a window passed without a
+ * record. A global function: the verifier checks it once, not once per
+ * state of the main program.
  */
 __noinline int xrl_busy_sighting(struct xdp_md *ctx, const struct xrl_pkt *p,
 				 struct xrl_config *cfg)
@@ -108,11 +114,9 @@ __noinline int xrl_busy_sighting(struct xdp_md *ctx, const struct xrl_pkt *p,
 	struct xrl_busy_slot *s;
 	__u32 idx, zero = 0;
 	__u64 *on, gate, now;
-	int w;
+	int w, state = -1;
 
 	if (!ctx || !p || !cfg)
-		return 0;
-	if (p->proto != IPPROTO_TCP || !p->has_l4 || !xrl_busy_established(p->tcp_flags))
 		return 0;
 	on = bpf_map_lookup_elem(&xrl_busy_on, &zero);
 	if (!on)
@@ -129,13 +133,15 @@ __noinline int xrl_busy_sighting(struct xdp_md *ctx, const struct xrl_pkt *p,
 	if (!s)
 		return 0;
 	w = xrl_busy_on_ack(s, p->family, p->saddr, now);
-	if (w & XRL_BUSY_ACK_SEEN)
-		s->seen_ns = now;
 	if (w & XRL_BUSY_ACK_LOOK) {
 		s->tried_ns = now;
-		if (xrl_busy_connected(ctx))
-			s->proven_ns = now;
+		state = xrl_busy_sk_state(ctx);
 	}
+	w = xrl_busy_after_look(s, p->family, p->saddr, w, state);
+	if (w & XRL_BUSY_ACK_SEEN)
+		s->seen_ns = now;
+	if (w & XRL_BUSY_ACK_PROVE)
+		xrl_busy_prove(s, p->family, p->saddr, now);
 	return w;
 }
 

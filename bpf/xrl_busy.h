@@ -110,6 +110,7 @@ enum xrl_busy_ack {
 	XRL_BUSY_ACK_NONE = 0,  /* not its source, or nothing to write */
 	XRL_BUSY_ACK_SEEN = 1,  /* refresh seen_ns */
 	XRL_BUSY_ACK_LOOK = 2,  /* ask the kernel for the segment's connection (tried_ns refreshed) */
+	XRL_BUSY_ACK_PROVE = 4, /* the kernel has it established: refresh proven_ns */
 };
 
 /*
@@ -134,14 +135,36 @@ static __always_inline int xrl_busy_on_ack(const struct xrl_busy_slot *s, __u32 
 }
 
 /*
- * A socket state that only a completed handshake reaches (enum of
- * include/net/tcp_states.h): not SYN_SENT (2), SYN_RECV (3), LISTEN (10)
- * or NEW_SYN_RECV (12, a request socket: a blind ACK finds one for a SYN
- * it spoofed).
+ * A socket state (XRL_TCP_*, or -1: no socket) that only a completed
+ * handshake reaches: not SYN_SENT, SYN_RECV, LISTEN (what every unknown
+ * 4-tuple finds) or NEW_SYN_RECV (a request socket: a blind ACK finds one
+ * for a SYN it spoofed).
  */
-static __always_inline int xrl_busy_completed_state(__u32 state)
+static __always_inline int xrl_busy_completed_state(int state)
 {
-	return state != 2 && state != 3 && state != 10 && state != 12 && state != 0;
+	return state >= XRL_TCP_ESTABLISHED && state <= XRL_TCP_CLOSING &&
+	       state != XRL_TCP_SYN_SENT && state != XRL_TCP_SYN_RECV && state != XRL_TCP_LISTEN;
+}
+
+/*
+ * What to write (XRL_BUSY_ACK_SEEN, XRL_BUSY_ACK_PROVE) for a segment from
+ * addr once its look is done: w is xrl_busy_on_ack's answer, state the
+ * socket's (XRL_TCP_*, or -1: none or not looked up). The look is slow
+ * enough for a spoofed source's drop to take the slot meanwhile
+ * (XRL_BUSY_TAKE), and a stamp written then would be the spoofer's: the
+ * slot's source is checked again, and nothing is written unless it is
+ * still addr's.
+ */
+static __always_inline int xrl_busy_after_look(const struct xrl_busy_slot *s, __u32 family,
+					       const __u32 *addr, int w, int state)
+{
+	int out = w & XRL_BUSY_ACK_SEEN;
+
+	if ((w & XRL_BUSY_ACK_LOOK) && xrl_busy_completed_state(state))
+		out |= XRL_BUSY_ACK_PROVE;
+	if (!out || !xrl_busy_match(s, family, addr))
+		return XRL_BUSY_ACK_NONE;
+	return out;
 }
 
 /* What a reader makes of a slot at now (CLOCK_MONOTONIC). */

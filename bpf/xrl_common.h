@@ -243,6 +243,23 @@ struct xrl_pkt {
 #define XRL_TCP_ACK 0x10
 
 /*
+ * The kernel's TCP socket states (enum of include/net/tcp_states.h, which
+ * BPF objects cannot include), as bpf_sock->state shows them.
+ */
+#define XRL_TCP_ESTABLISHED  1
+#define XRL_TCP_SYN_SENT     2
+#define XRL_TCP_SYN_RECV     3
+#define XRL_TCP_FIN_WAIT1    4
+#define XRL_TCP_FIN_WAIT2    5
+#define XRL_TCP_TIME_WAIT    6
+#define XRL_TCP_CLOSE        7
+#define XRL_TCP_CLOSE_WAIT   8
+#define XRL_TCP_LAST_ACK     9
+#define XRL_TCP_LISTEN       10
+#define XRL_TCP_CLOSING      11
+#define XRL_TCP_NEW_SYN_RECV 12   /* a request socket (a SYN answered, no ACK yet) */
+
+/*
  * LPM keys carry the parity of the rule-set generation (gen & 1) before the
  * address: each trie holds the set in force and, under the other parity,
  * the one before it, where a change writes the next set (only the entries

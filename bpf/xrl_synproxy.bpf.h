@@ -10,6 +10,7 @@
 #define XRL_SYNPROXY_BPF_H
 
 #include "xrl_synproxy.h"
+#include "xrl_sk.bpf.h"
 
 /* What the proxy makes of a segment of a --syn-proxy rule (xrl_synproxy). */
 enum xrl_sp_verdict {
@@ -244,30 +245,10 @@ static __noinline int xrl_sp_proven(struct xdp_md *ctx, const struct xrl_sp_seg 
 /* Does the kernel have a socket (connection, request or time-wait) for the segment's 4-tuple? */
 static __always_inline int xrl_sp_has_socket(struct xdp_md *ctx, const struct xrl_sp_seg *g)
 {
-	struct bpf_sock_tuple tup = {};
-	struct bpf_sock *sk;
-	__u32 size;
+	int state = xrl_sk_tcp_state(ctx, &g->s.t);
 
-	if (g->s.t.family == 4) {
-		tup.ipv4.saddr = g->s.t.saddr[0];
-		tup.ipv4.daddr = g->s.t.daddr[0];
-		tup.ipv4.sport = g->s.t.sport;
-		tup.ipv4.dport = g->s.t.dport;
-		size = sizeof(tup.ipv4);
-	} else {
-		__builtin_memcpy(tup.ipv6.saddr, g->s.t.saddr, 16);
-		__builtin_memcpy(tup.ipv6.daddr, g->s.t.daddr, 16);
-		tup.ipv6.sport = g->s.t.sport;
-		tup.ipv6.dport = g->s.t.dport;
-		size = sizeof(tup.ipv6);
-	}
-	sk = bpf_skc_lookup_tcp(ctx, &tup, size, BPF_F_CURRENT_NETNS, 0);
-	if (!sk)
-		return 0;
 	/* a listener is what every unknown 4-tuple finds: only a connection's own socket counts */
-	size = sk->state != XRL_TCP_LISTEN;
-	bpf_sk_release(sk);
-	return (int)size;
+	return state >= 0 && state != XRL_TCP_LISTEN;
 }
 
 #endif /* XRL_SYNPROXY_BPF_H */

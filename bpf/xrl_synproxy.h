@@ -54,8 +54,6 @@
 #define XRL_TCPOPT_SACK_PERM 4
 #define XRL_TCPOPT_TIMESTAMP 8
 
-#define XRL_TCP_LISTEN 10   /* the kernel's TCP_LISTEN socket state */
-
 #define XRL_TH_FIN 0x01
 #define XRL_TH_SYN 0x02
 #define XRL_TH_RST 0x04

@@ -4,7 +4,8 @@
  * segments count as established, which sources are recorded, which
  * addresses belong to a recorded source, what a SYN drop does to a slot
  * (a marked source keeps it), what an ACK writes and how seldom, which
- * socket states prove a handshake, and what a reader makes of a slot.
+ * socket states prove a handshake, what is written after the look (only
+ * while the slot still holds the source), and what a reader makes of a slot.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -142,13 +143,49 @@ static void test_ack(void **state)
 static void test_states(void **state)
 {
 	(void)state;
-	assert_true(xrl_busy_completed_state(1));    /* ESTABLISHED */
-	assert_true(xrl_busy_completed_state(6));    /* TIME_WAIT */
-	assert_true(xrl_busy_completed_state(8));    /* CLOSE_WAIT */
-	assert_false(xrl_busy_completed_state(2));   /* SYN_SENT */
-	assert_false(xrl_busy_completed_state(3));   /* SYN_RECV */
-	assert_false(xrl_busy_completed_state(10));  /* LISTEN */
-	assert_false(xrl_busy_completed_state(12));  /* NEW_SYN_RECV: a request socket */
+	assert_true(xrl_busy_completed_state(XRL_TCP_ESTABLISHED));
+	assert_true(xrl_busy_completed_state(XRL_TCP_TIME_WAIT));
+	assert_true(xrl_busy_completed_state(XRL_TCP_CLOSE_WAIT));
+	assert_true(xrl_busy_completed_state(XRL_TCP_CLOSING));
+	assert_false(xrl_busy_completed_state(XRL_TCP_SYN_SENT));
+	assert_false(xrl_busy_completed_state(XRL_TCP_SYN_RECV));
+	assert_false(xrl_busy_completed_state(XRL_TCP_LISTEN));
+	assert_false(xrl_busy_completed_state(XRL_TCP_NEW_SYN_RECV));   /* a request socket */
+	assert_false(xrl_busy_completed_state(-1));                     /* no socket */
+	assert_false(xrl_busy_completed_state(0));
+}
+
+/*
+ * After the look: the stamps are written only while the slot still holds
+ * the segment's source. A spoofed source's drop that took the slot while
+ * the kernel was asked must not get the real client's proof.
+ */
+static void test_after_look(void **state)
+{
+	struct xrl_bucket_key real = key4(1, "10.1.1.1");
+	struct xrl_busy_slot s = slot_of(real, 32, 10 * S);
+	__u32 a[4] = { 0 };
+	int w;
+
+	(void)state;
+	inet_pton(AF_INET, "10.1.1.1", a);
+	w = xrl_busy_on_ack(&s, 4, a, 10 * S);
+	assert_int_equal(w, XRL_BUSY_ACK_SEEN | XRL_BUSY_ACK_LOOK);
+	/* the slot unchanged: a connection proves, a request socket or none only sights */
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, w, XRL_TCP_ESTABLISHED),
+			 XRL_BUSY_ACK_SEEN | XRL_BUSY_ACK_PROVE);
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, w, XRL_TCP_NEW_SYN_RECV), XRL_BUSY_ACK_SEEN);
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, w, -1), XRL_BUSY_ACK_SEEN);
+	/* no look asked: no proof, whatever the state */
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, XRL_BUSY_ACK_SEEN, XRL_TCP_ESTABLISHED),
+			 XRL_BUSY_ACK_SEEN);
+	/* during the look a spoofed source's SYN drop takes the slot (XRL_BUSY_TAKE) */
+	assert_int_equal(xrl_busy_on_syn_drop(&s, &(struct xrl_bucket_key){ 0 }, 10 * S), XRL_BUSY_TAKE);
+	s = slot_of(key4(1, "203.0.113.9"), 32, 10 * S + 1);
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, w, XRL_TCP_ESTABLISHED), XRL_BUSY_ACK_NONE);
+	/* or the slot is freed */
+	s = slot_of(real, 32, 0);
+	assert_int_equal(xrl_busy_after_look(&s, 4, a, w, XRL_TCP_ESTABLISHED), XRL_BUSY_ACK_NONE);
 }
 
 static void test_mark(void **state)
@@ -175,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_syn_drop),
 		cmocka_unit_test(test_ack),
 		cmocka_unit_test(test_states),
+		cmocka_unit_test(test_after_look),
 		cmocka_unit_test(test_mark),
 	};
 

@@ -201,12 +201,7 @@ static int top_row(struct xrl_ctx *ctx, const struct xrl_maps *m, const struct x
 			json_object_set_new(o, "shadow", json_true());
 		if (blocked)
 			json_object_set_new(o, "blocked_left_s", json_real((double)left / 1e9));
-		if (busy) {
-			json_object_set_new(o, "busy_client",
-					    json_string(busy == XRL_BUSY_MARK_PROVEN ? "proven" : "seen"));
-			json_object_set_new(o, "state", json_string(xrl_busy_mark_text(busy)));
-			json_object_set_new(o, "advice", json_string(xrl_busy_advice(busy)));
-		}
+		xrl_busy_json(o, busy);
 		json_array_append_new(arr, o);
 	} else {
 		char p[32], dr[32] = "-", ag[32] = "-", state[64] = "";

@@ -33,8 +33,20 @@ struct top_row {
 	bool blocked;       /* in the penalty box now (read from it, not from the sketch) */
 	bool in_sketch;     /* false: a blocked source the sketch has not sampled */
 	int busy;           /* a --syn rule's source that sends established TCP: enum xrl_busy_mark */
-	char src[64], rule[256];
+	char src[64];
+	char rule[XRL_MATCH_TEXT];   /* the rule's match text */
+	char state[48];     /* its policy's state: "  blocked, 59s left", "  (shadow)" */
 };
+
+/* The width of a row's RULE column: the rule, its state and its busy-client mark. */
+static int row_rule_len(const struct top_row *r)
+{
+	size_t n = strlen(r->rule) + strlen(r->state);
+
+	if (r->busy)
+		n += 2 + strlen(xrl_busy_mark_text(r->busy));
+	return (int)n;
+}
 
 /* A shown row's passed count, for its pass rate at the next reading. */
 struct top_passed {
@@ -214,28 +226,23 @@ static int fill_shown(struct top_state *st, const struct xrl_maps *m, int limit)
 		const struct xrl_rule_def *d = r->key.rule_id < XRL_MAX_RULES ? by_id[r->key.rule_id] : NULL;
 
 		snprintf(r->rule, sizeof(r->rule), "(deleted rule)");
+		r->state[0] = 0;
 		if (d)
 			xrl_rule_format_match(d, r->rule, sizeof(r->rule));
 		if (d && d->policy) {
 			/* a shadow rule's drops are would-drops (passed); a blocked source, its time left */
-			size_t k = strlen(r->rule);
+			size_t k = 0;
 			__u64 left;
 
 			if ((d->policy & XRL_P_BLOCK) && xrl_block_left(m, &r->key, d, xrl_mono_ns(), &left))
-				k += (size_t)snprintf(r->rule + k, sizeof(r->rule) - k, "  blocked, %.0fs left",
-						      (double)left / 1e9 + 0.5);
-			if ((d->policy & XRL_P_SHADOW) && k < sizeof(r->rule))
-				snprintf(r->rule + k, sizeof(r->rule) - k, "  (shadow)");
+				k = (size_t)snprintf(r->state, sizeof(r->state), "  blocked, %.0fs left",
+						     (double)left / 1e9 + 0.5);
+			if ((d->policy & XRL_P_SHADOW) && k < sizeof(r->state))
+				snprintf(r->state + k, sizeof(r->state) - k, "  (shadow)");
 		}
 		/* a --syn rule's source whose connections complete: a busy client, not an attacker */
 		r->busy = d && (d->flags & XRL_F_SYN) ? xrl_busy_mark_of(m, &r->key, st->now_ns) :
 						       XRL_BUSY_MARK_NONE;
-		if (r->busy) {
-			size_t k = strlen(r->rule);
-
-			if (k < sizeof(r->rule))
-				snprintf(r->rule + k, sizeof(r->rule) - k, "  %s", xrl_busy_mark_text(r->busy));
-		}
 		xrl_source_format(&r->key, d, r->src, sizeof(r->src));
 		/* one map lookup per row shown, not per source in the sketch */
 		r->passed = xrl_source_passed(m, &r->key);
@@ -433,8 +440,8 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 	for (i = 0; i < st->nshown; i++) {
 		if ((int)strlen(st->rows[i].src) > width)
 			width = (int)strlen(st->rows[i].src);
-		if ((int)strlen(st->rows[i].rule) > rule_w)
-			rule_w = (int)strlen(st->rows[i].rule);
+		if (row_rule_len(&st->rows[i]) > rule_w)
+			rule_w = row_rule_len(&st->rows[i]);
 	}
 	/* the rule and its state ("blocked, 59s left") are never cut: on a narrow
 	 * terminal the totals DROPPED and PASSED go first */
@@ -459,11 +466,13 @@ static void top_draw(struct xrl_ctx *ctx, void *arg, struct xrl_frame *f)
 		}
 		xrl_fmt_count((double)r->passed, pt, sizeof(pt));
 		if (totals)
-			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %8s %8s %6s  %-*s  %s", dr, pr, dt,
-				       pt, ag, width, r->src, r->rule);
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %8s %8s %6s  %-*s  %s%s%s%s", dr, pr, dt,
+				       pt, ag, width, r->src, r->rule, r->state, r->busy ? "  " : "",
+				       xrl_busy_mark_text(r->busy));
 		else
-			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %6s  %-*s  %s", dr, pr, ag, width,
-				       r->src, r->rule);
+			xrl_frame_line(f, XRL_FRAME_PLAIN, "%8s %8s %6s  %-*s  %s%s%s%s", dr, pr, ag, width,
+				       r->src, r->rule, r->state, r->busy ? "  " : "",
+				       xrl_busy_mark_text(r->busy));
 	}
 	if (st->hidden && xrl_frame_room(f) > 0)
 		xrl_frame_wrap(f, XRL_FRAME_PLAIN,

@@ -215,12 +215,7 @@ static void print_limited(const struct xrl_events *e, const struct xrl_bucket_ke
 		json_object_update(line, f);
 		json_decref(f);
 	}
-	if (busy) {
-		json_object_set_new(line, "busy_client",
-				    json_string(busy == XRL_BUSY_MARK_PROVEN ? "proven" : "seen"));
-		json_object_set_new(line, "state", json_string(xrl_busy_mark_text(busy)));
-		json_object_set_new(line, "advice", json_string(xrl_busy_advice(busy)));
-	}
+	xrl_busy_json(line, busy);
 	xrl_log_event(XRL_LOG_INFO, policy & XRL_P_SHADOW ? "limited (shadow)" : "limited", line);
 }
 

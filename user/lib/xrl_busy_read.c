@@ -58,3 +58,28 @@ const char *xrl_busy_advice(int mark)
 		return NULL;
 	}
 }
+
+const char *xrl_busy_mark_word(int mark)
+{
+	switch (mark) {
+	case XRL_BUSY_MARK_PROVEN:
+		return "proven";
+	case XRL_BUSY_MARK_SEEN:
+		return "seen";
+	default:
+		return NULL;
+	}
+}
+
+int xrl_busy_json(json_t *o, int mark)
+{
+	const char *word = xrl_busy_mark_word(mark);
+
+	if (!word)
+		return 0;
+	if (json_object_set_new(o, "busy_client", json_string(word)) ||
+	    json_object_set_new(o, "state", json_string(xrl_busy_mark_text(mark))) ||
+	    json_object_set_new(o, "advice", json_string(xrl_busy_advice(mark))))
+		return -ENOMEM;
+	return 0;
+}

@@ -6,6 +6,8 @@
 #ifndef XRL_BUSY_READ_H
 #define XRL_BUSY_READ_H
 
+#include <jansson.h>
+
 #include "xrl_busy.h"   /* enum xrl_busy_mark */
 #include "xrl_maps.h"
 
@@ -19,5 +21,13 @@ int xrl_busy_mark_of(const struct xrl_maps *m, const struct xrl_bucket_key *key,
 const char *xrl_busy_mark_text(int mark);
 /* What an operator should do about a source so marked (NULL for NONE). */
 const char *xrl_busy_advice(int mark);
+/* The mark's keyword for scripts ("proven", "seen"; NULL for NONE). */
+const char *xrl_busy_mark_word(int mark);
+/*
+ * A row's or an event's mark in JSON, as `xrl top --json` and the daemon's
+ * limited lines carry it: busy_client (the keyword), state (the mark in
+ * words) and advice set on o; nothing for NONE. 0, or -ENOMEM.
+ */
+int xrl_busy_json(json_t *o, int mark);
 
 #endif /* XRL_BUSY_READ_H */
