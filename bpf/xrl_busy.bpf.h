@@ -69,8 +69,12 @@ static __always_inline int xrl_busy_gate(void)
 	return on && *on;
 }
 
-/* The state (XRL_TCP_*) of the kernel's socket for the segment's 4-tuple, -1: none. */
-static __always_inline int xrl_busy_sk_state(struct xdp_md *ctx)
+/*
+ * The state (XRL_TCP_*) of the kernel's socket for the segment's 4-tuple,
+ * -1: none. A global function: the segment's parse and the lookup are
+ * verified once, not once per path of xrl_busy_sighting.
+ */
+__noinline int xrl_busy_sk_state(struct xdp_md *ctx)
 {
 	struct xrl_sp_scratch *x;
 	__u32 zero = 0;
