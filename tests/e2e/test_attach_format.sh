@@ -7,7 +7,7 @@
 #     which program, what format, and what to do;
 #  2. once no program uses them, attach makes the maps afresh: the config
 #     is of this build's format (a new xrl_config map), and rules can be
-#     written to the instance (with the old maps they were refused as of
+#     written to the instance (maps of another format are refused as
 #     "another build").
 # No traffic is sent.
 # shellcheck disable=SC2016  # cleanup hooks are eval'ed later, on purpose

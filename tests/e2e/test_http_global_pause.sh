@@ -91,7 +91,7 @@ for i in $(seq 50); do
 done
 check "Redis awake: --global decided in Redis again (got $c after $i tries)" "$c == 200"
 now=$(threads)
-check "the threads are as before (idle $idle, now $now)" "$now <= $idle + 1"
+check "the threads stay at the idle count (idle $idle, now $now)" "$now <= $idle + 1"
 
 section "clients that leave while their requests wait for Redis"
 metric() { curl -s -m 5 "$url/metrics" | awk -v n="$1" '$1 == n { print $2 }'; }
@@ -114,6 +114,6 @@ r1=$(metric "$refused")
 check "3 x 12 requests whose clients left after 0.2 s: each decided once its deadline passed (refusals counted: $((r1 - r0)))" \
 	"$((r1 - r0)) == 36"
 now=$(threads)
-check "the threads are as before (idle $idle, now $now)" "$now <= $idle + 1"
+check "the threads stay at the idle count (idle $idle, now $now)" "$now <= $idle + 1"
 
 xrlt_finish
