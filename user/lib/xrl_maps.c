@@ -558,7 +558,7 @@ static bool has_entry(const struct xrl_compiled_prefix *cp, int ncp, const struc
 /*
  * Generation gen's entries of family fam, cp[0..ncp): with t (the touched
  * prefixes, sorted; nt of them), write the entries a touched prefix holds
- * and delete the touched prefixes that have no entry any more; without
+ * and delete the touched prefixes that hold no entry in the new set; without
  * (the parity was cleared, or too many touched), write them all. One
  * batch of each per trie. keys has room for ncp + nt, vals for ncp.
  */
