@@ -320,6 +320,24 @@ static void start_error(const char *addr, unsigned short port, int err, char *ms
  * else an epoll loop in each of threads threads, with suspend and resume
  * allowed (a handler must not block: it suspends its connection instead).
  */
+/* A server's state before its daemon starts: the callbacks and an empty connection list. */
+static struct xrl_httpd *new_server(xrl_httpd_handler handler, xrl_httpd_completed completed,
+				    void *arg, char *err, size_t errlen)
+{
+	struct xrl_httpd *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->handler = handler;
+	h->completed = completed;
+	h->arg = arg;
+	pthread_mutex_init(&h->conn_lock, NULL);
+	h->conns.next = h->conns.prev = &h->conns;
+	return h;
+}
+
 static unsigned int mode_flags(unsigned threads)
 {
 	return threads ? MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME :
@@ -352,16 +370,9 @@ struct xrl_httpd *xrl_httpd_start_pool(const char *addr, unsigned short port, un
 	sa = v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa4;
 	salen = v6 ? sizeof(sa6) : sizeof(sa4);
 
-	h = calloc(1, sizeof(*h));
-	if (!h) {
-		snprintf(err, errlen, "out of memory");
+	h = new_server(handler, completed, arg, err, errlen);
+	if (!h)
 		return NULL;
-	}
-	h->handler = handler;
-	h->completed = completed;
-	h->arg = arg;
-	pthread_mutex_init(&h->conn_lock, NULL);
-	h->conns.next = h->conns.prev = &h->conns;
 
 	/*
 	 * A thread per connection, so that a quick request is answered while
@@ -431,17 +442,11 @@ struct xrl_httpd *xrl_httpd_start_unix_pool(const char *path, unsigned threads,
 			close(fd);
 		return NULL;
 	}
-	h = calloc(1, sizeof(*h));
+	h = new_server(handler, completed, arg, err, errlen);
 	if (!h) {
 		close(fd);
-		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	h->handler = handler;
-	h->completed = completed;
-	h->arg = arg;
-	pthread_mutex_init(&h->conn_lock, NULL);
-	h->conns.next = h->conns.prev = &h->conns;
 	/* as xrl_httpd_start, on the socket made here (no per-address cap: peers have none) */
 	h->mhd = MHD_start_daemon(mode_flags(threads),
 				  0, NULL, NULL, on_request, h,
